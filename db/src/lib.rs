@@ -1,0 +1,31 @@
+//! # oware-db
+//!
+//! The library that reads and probes Oware endgame databases: the rules of `RULES.md` with
+//! every option ([`Rules`]), positions ([`Position`]), legal moves and their results
+//! ([`Position::moves`]), un-moves ([`Position::unmoves`]) for retrograde analysis, and the
+//! perfect-hash index of a tier ([`TierIndex`]).
+//!
+//! A *score* is the perfect-play difference between the seeds the mover captures from now on
+//! and those the opponent captures, with endless play worth 0:
+//! `score(p) = max over moves (captured − score(child))`.
+//!
+//! ```
+//! use oware_db::{Position, Rules};
+//! let p: Position = "1 1 1 1 1 2 4 2 3 0 0 0".parse().unwrap();
+//! assert_eq!(p.seeds(), 16);
+//! assert_eq!(p.moves(&Rules::AWARI).len(), 6);
+//! ```
+
+#![warn(missing_docs)]
+
+mod error;
+mod index;
+mod moves;
+mod position;
+mod rules;
+
+pub use error::ParseError;
+pub use index::{binomial, tier_size, IndexKind, TierIndex};
+pub use moves::{Move, MoveList, Outcome};
+pub use position::{Position, HOUSES, MAX_SEEDS};
+pub use rules::{CaptureSet, GrandSlam, Rules, Starve, PRESETS};

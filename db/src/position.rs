@@ -1,0 +1,184 @@
+//! Positions: 12 house counts seen from the side to move.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::error::ParseError;
+
+/// Number of houses on the board.
+pub const HOUSES: usize = 12;
+/// Total number of seeds in the game.
+pub const MAX_SEEDS: u8 = 48;
+
+/// A board seen from the side to move: houses `0..6` are the mover's, `6..12` the opponent's.
+///
+/// Captured seeds are not part of a position. The tier of a position is its seed count.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Default)]
+pub struct Position([u8; HOUSES]);
+
+impl Position {
+    /// The start position: four seeds in every house.
+    pub const START: Position = Position([4; HOUSES]);
+
+    /// Builds a position from 12 house counts.
+    ///
+    /// # Errors
+    /// [`ParseError::Position`] if the counts add up to more than 48 seeds.
+    pub fn new(houses: [u8; HOUSES]) -> Result<Self, ParseError> {
+        let total: u32 = houses.iter().map(|&h| u32::from(h)).sum();
+        if total > u32::from(MAX_SEEDS) {
+            return Err(ParseError::Position {
+                field: 0,
+                message: format!("{total} seeds on the board; at most {MAX_SEEDS}"),
+            });
+        }
+        Ok(Position(houses))
+    }
+
+    /// Builds a position without checking the seed total. The caller guarantees that the
+    /// counts add up to at most 48 (checked in debug builds).
+    #[inline]
+    pub fn from_houses_unchecked(houses: [u8; HOUSES]) -> Self {
+        debug_assert!(houses.iter().map(|&h| u32::from(h)).sum::<u32>() <= 48);
+        Position(houses)
+    }
+
+    /// The 12 house counts, mover's houses first.
+    #[inline]
+    pub fn houses(&self) -> &[u8; HOUSES] {
+        &self.0
+    }
+
+    /// The seeds on the board: the tier of this position.
+    #[inline]
+    pub fn seeds(&self) -> u8 {
+        self.0.iter().sum()
+    }
+
+    /// Seeds in the mover's houses `0..6`.
+    #[inline]
+    pub fn mover_seeds(&self) -> u8 {
+        self.0[..6].iter().sum()
+    }
+
+    /// Seeds in the opponent's houses `6..12`.
+    #[inline]
+    pub fn opponent_seeds(&self) -> u8 {
+        self.0[6..].iter().sum()
+    }
+
+    /// The same board seen from the other side (houses rotated by 6).
+    #[inline]
+    pub fn flipped(&self) -> Position {
+        let h = &self.0;
+        Position([
+            h[6], h[7], h[8], h[9], h[10], h[11], h[0], h[1], h[2], h[3], h[4], h[5],
+        ])
+    }
+
+    /// Whether a move can lead here: the side that just moved (houses `6..12`) has at least
+    /// one empty house, because a move always empties its origin house. The start position,
+    /// and every position whose opponent houses all hold seeds, cannot be reached by a move.
+    #[inline]
+    pub fn is_reachable(&self) -> bool {
+        self.0[6..].contains(&0)
+    }
+}
+
+impl fmt::Display for Position {
+    /// Prints the 12 counts separated by single spaces, mover's houses first.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, h) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" ")?;
+            }
+            write!(f, "{h}")?;
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for Position {
+    type Err = ParseError;
+
+    /// Parses 12 counts separated by spaces and/or commas.
+    ///
+    /// # Errors
+    /// [`ParseError::Position`] naming the field that is not a number, the wrong number of
+    /// fields, or a total over 48 seeds.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let fields: Vec<&str> = s
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|f| !f.is_empty())
+            .collect();
+        if fields.len() != HOUSES {
+            return Err(ParseError::Position {
+                field: 0,
+                message: format!(
+                    "expected {HOUSES} house counts, found {} in `{}`",
+                    fields.len(),
+                    s.trim()
+                ),
+            });
+        }
+        let mut houses = [0u8; HOUSES];
+        for (i, f) in fields.iter().enumerate() {
+            houses[i] = match f.parse::<u8>() {
+                Ok(v) if v <= MAX_SEEDS => v,
+                _ => {
+                    return Err(ParseError::Position {
+                        field: i + 1,
+                        message: format!(
+                            "field {} (house {i}) is `{f}`, not a count in 0..=48",
+                            i + 1
+                        ),
+                    })
+                }
+            };
+        }
+        Position::new(houses)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_and_print() {
+        let p: Position = "4 4 4 4 4 4 4 4 4 4 4 4".parse().unwrap();
+        assert_eq!(p, Position::START);
+        assert_eq!(p.seeds(), 48);
+        let q: Position = "1,1,1,1,1,2, 4,2,3,0,0,0".parse().unwrap();
+        assert_eq!(q.to_string(), "1 1 1 1 1 2 4 2 3 0 0 0");
+        assert_eq!(q.seeds(), 16);
+        assert_eq!(q.to_string().parse::<Position>().unwrap(), q);
+        assert_eq!(q.flipped().flipped(), q);
+        assert!(q.is_reachable());
+        assert!(!Position::START.is_reachable());
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        match "1 2 3".parse::<Position>() {
+            Err(ParseError::Position { field: 0, message }) => assert!(message.contains("found 3")),
+            other => panic!("{other:?}"),
+        }
+        match "1 2 3 4 x 0 0 0 0 0 0 0".parse::<Position>() {
+            Err(ParseError::Position { field: 5, .. }) => {}
+            other => panic!("{other:?}"),
+        }
+        match "1 2 3 4 5 0 0 0 0 0 0 -1".parse::<Position>() {
+            Err(ParseError::Position { field: 12, .. }) => {}
+            other => panic!("{other:?}"),
+        }
+        match "1 2 3 4 5 0 0 0 0 0 0 300".parse::<Position>() {
+            Err(ParseError::Position { field: 12, .. }) => {}
+            other => panic!("{other:?}"),
+        }
+        match "10 10 10 10 10 0 0 0 0 0 0 0".parse::<Position>() {
+            Err(ParseError::Position { field: 0, message }) => assert!(message.contains("50")),
+            other => panic!("{other:?}"),
+        }
+    }
+}

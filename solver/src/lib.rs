@@ -1,0 +1,3 @@
+//! # oware-solver
+//!
+//! Generation of Oware endgame databases by retrograde analysis, tier by tier.

@@ -1,0 +1,17 @@
+//! `oware probe`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Arguments of `oware probe`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Directory of the tables.
+    #[arg(long, default_value = "tables")]
+    pub dir: PathBuf,
+}
+
+/// Runs `oware probe`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    anyhow::bail!("`oware probe` is not implemented yet (dir {})", args.dir.display())
+}

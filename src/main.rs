@@ -1,0 +1,44 @@
+//! `oware`: generate, probe and verify exact endgame databases for Oware.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod commands;
+
+/// Exact endgame databases for Oware (Awari, Abapa).
+#[derive(Parser)]
+#[command(name = "oware", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Solve every tier from 0 up to --max-seeds by retrograde analysis and write the tables.
+    Generate(commands::generate::Args),
+    /// Print the exact score and every move's score of a position (or a batch on stdin).
+    Probe(commands::probe::Args),
+    /// Show the tiers present in a directory, their rules, sizes and statistics.
+    Info(commands::info::Args),
+    /// Check tables: checksums, a deep re-verification, and the start position.
+    Verify(commands::verify::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Generate(a) => commands::generate::run(a),
+        Command::Probe(a) => commands::probe::run(a),
+        Command::Info(a) => commands::info::run(a),
+        Command::Verify(a) => commands::verify::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
