@@ -24,6 +24,9 @@ enum Command {
     Info(commands::info::Args),
     /// Check tables: checksums, a deep re-verification, and the start position.
     Verify(commands::verify::Args),
+    /// Micro-benchmarks for `scripts/bench` (rank, unrank, moves, un-moves, probes).
+    #[command(hide = true)]
+    Bench(commands::bench::Args),
 }
 
 fn main() -> ExitCode {
@@ -33,6 +36,7 @@ fn main() -> ExitCode {
         Command::Probe(a) => commands::probe::run(a),
         Command::Info(a) => commands::info::run(a),
         Command::Verify(a) => commands::verify::run(a),
+        Command::Bench(a) => commands::bench::run(a),
     };
     match result {
         Ok(code) => code,
