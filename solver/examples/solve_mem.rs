@@ -20,10 +20,13 @@ fn main() {
         let (scores, stats) = solve_tier(&rules, n, &lower, &NoProgress);
         let dt = t.elapsed().as_secs_f64();
         println!(
-            "tier {n:2}: {:>12} positions {:8.3} s {:8.2} M/s sweeps {} endless {}",
+            "tier {n:2}: {:>12} positions {:8.3} s {:8.2} M/s (init {:.3} scan {:.3} sweep {:.3}) sweeps {} endless {}",
             stats.positions,
             dt,
             stats.positions as f64 / dt / 1e6,
+            stats.init_seconds,
+            stats.scan_seconds,
+            stats.sweep_seconds,
             stats.sweeps,
             stats.endless
         );

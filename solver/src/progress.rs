@@ -6,7 +6,8 @@
 pub enum Phase {
     /// Computing every position's exits and open count; counted in positions.
     Init,
-    /// Deciding scores level by level; counted in levels.
+    /// Deciding scores level by level; counted in positions decided (positions scored 0 by
+    /// endless play are never counted).
     Propagate,
     /// Compressing and writing the table; counted in positions.
     Write,

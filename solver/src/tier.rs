@@ -28,6 +28,7 @@
 //! order of decisions or on the number of threads.
 
 use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
+use std::time::Instant;
 
 use oware_db::{IndexKind, Outcome, Position, Rules, TierIndex};
 use rayon::prelude::*;
@@ -57,7 +58,7 @@ fn pack(v: i8, flags: u16) -> u16 {
 }
 
 /// Counts gathered while solving a tier.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SolveStats {
     /// Positions of the tier.
     pub positions: u64,
@@ -67,6 +68,12 @@ pub struct SolveStats {
     pub endless: u64,
     /// Frontier sweeps made over all levels.
     pub sweeps: u64,
+    /// Seconds spent computing exits and open counts.
+    pub init_seconds: f64,
+    /// Seconds spent in the scans that start each level.
+    pub scan_seconds: f64,
+    /// Seconds spent propagating decisions (frontier sweeps).
+    pub sweep_seconds: f64,
 }
 
 /// The solved scores of a tier: one `i8` per index of [`TierIndex`] (reachable kind).
@@ -138,47 +145,69 @@ impl Ctx<'_> {
         self.frontier[(j / 64) as usize].fetch_or(1 << (j % 64), Ordering::Release);
     }
 
-    /// Propagates the decided position `c` (score `v`, `|v| == k`) to its parents.
-    fn propagate(&self, c: &Position, v: i8) {
-        let k = v.abs();
+    /// Collects the parents of the decided position `c` (score `v`) into `out` as
+    /// `(index, child is low)`, prefetching their state words.
+    #[inline]
+    fn parents(&self, c: &Position, v: i8, out: &mut Vec<(u64, bool)>) {
         c.unmoves(self.rules, |p, _house| {
-            if !p.is_reachable() {
-                return;
-            }
-            let j = self.index.rank_unchecked(&p);
-            let cell = &self.state[j as usize];
-            let mut s = cell.load(Ordering::Relaxed);
-            loop {
-                if s & DECIDED != 0 {
-                    return;
-                }
-                let (new, to_frontier) = if v < 0 {
-                    (pack(k, DECIDED), true)
-                } else if s & OPEN_MASK > OPEN_ONE {
-                    (s - OPEN_ONE, false)
-                } else {
-                    debug_assert!(s & OPEN_MASK == OPEN_ONE);
-                    let score = val(s).max(-k);
-                    if score == -k {
-                        (pack(score, DECIDED), true)
-                    } else if score != 0 {
-                        (pack(score, DECIDED | PENDING), false)
-                    } else {
-                        (pack(0, DECIDED), false)
-                    }
-                };
-                match cell.compare_exchange_weak(s, new, Ordering::Relaxed, Ordering::Relaxed) {
-                    Ok(_) => {
-                        if to_frontier {
-                            self.mark(j);
-                        }
-                        return;
-                    }
-                    Err(x) => s = x,
-                }
+            if p.is_reachable() {
+                let j = self.index.rank_unchecked(&p);
+                prefetch(&self.state[j as usize]);
+                out.push((j, v < 0));
             }
         });
     }
+
+    /// Applies the decision of a child at level `k` (low or high) to parent `j`.
+    #[inline]
+    fn act(&self, j: u64, child_low: bool, k: i8) {
+        let cell = &self.state[j as usize];
+        let mut s = cell.load(Ordering::Relaxed);
+        loop {
+            if s & DECIDED != 0 {
+                return;
+            }
+            let (new, to_frontier) = if child_low {
+                (pack(k, DECIDED), true)
+            } else if s & OPEN_MASK > OPEN_ONE {
+                (s - OPEN_ONE, false)
+            } else {
+                debug_assert!(s & OPEN_MASK == OPEN_ONE);
+                let score = val(s).max(-k);
+                if score == -k {
+                    (pack(score, DECIDED), true)
+                } else if score != 0 {
+                    (pack(score, DECIDED | PENDING), false)
+                } else {
+                    (pack(0, DECIDED), false)
+                }
+            };
+            match cell.compare_exchange_weak(s, new, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => {
+                    if to_frontier {
+                        self.mark(j);
+                    }
+                    return;
+                }
+                Err(x) => s = x,
+            }
+        }
+    }
+}
+
+/// Hints the processor to fetch `x` into the cache (a no-op where unsupported).
+#[inline(always)]
+fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint; it never faults, whatever the address.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch(
+            (x as *const T).cast::<i8>(),
+            core::arch::x86_64::_MM_HINT_T0,
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
 }
 
 /// Solves tier `n` under `rules`, reading captures from `lower` (which must hold every
@@ -210,6 +239,7 @@ pub fn solve_tier(
     };
 
     // Initialisation: exits and open counts.
+    let t = Instant::now();
     progress.start(Phase::Init, size as u64);
     words.par_chunks(CHUNK).enumerate().for_each(|(c, chunk)| {
         let base = (c * CHUNK) as u64;
@@ -220,18 +250,24 @@ pub fn solve_tier(
         progress.advance(chunk.len() as u64);
     });
 
+    stats.init_seconds = t.elapsed().as_secs_f64();
+
     // Levels.
-    progress.start(Phase::Propagate, u64::from(n));
+    progress.start(Phase::Propagate, size as u64);
     for k in (1..=ctx.n as i8).rev() {
+        let t = Instant::now();
         level_start(&ctx, k);
+        stats.scan_seconds += t.elapsed().as_secs_f64();
+        let t = Instant::now();
         loop {
             let taken = sweep(&ctx, k);
             stats.sweeps += 1;
+            progress.advance(taken);
             if taken == 0 {
                 break;
             }
         }
-        progress.advance(1);
+        stats.sweep_seconds += t.elapsed().as_secs_f64();
     }
 
     // Finish: undecided positions score 0; compact scores into the low bytes.
@@ -277,15 +313,19 @@ fn level_start(ctx: &Ctx<'_>, k: i8) {
         });
 }
 
-/// One sweep over the frontier: takes every marked position of score `±k` and propagates it.
-/// Returns how many were taken.
-fn sweep(ctx: &Ctx<'_>, _k: i8) -> u64 {
+/// Parent updates buffered before they are applied, so that their prefetches overlap.
+const BATCH: usize = 256;
+
+/// One sweep over the frontier: takes every marked position (all score `±k`) and propagates
+/// it. Returns how many were taken.
+fn sweep(ctx: &Ctx<'_>, k: i8) -> u64 {
     const WORDS: usize = CHUNK / 64;
     ctx.frontier
         .par_chunks(WORDS)
         .enumerate()
         .map(|(c, chunk)| {
             let mut taken = 0u64;
+            let mut buf: Vec<(u64, bool)> = Vec::with_capacity(BATCH + 64);
             for (w, word) in chunk.iter().enumerate() {
                 if word.load(Ordering::Relaxed) == 0 {
                     continue;
@@ -296,10 +336,20 @@ fn sweep(ctx: &Ctx<'_>, _k: i8) -> u64 {
                     bits &= bits - 1;
                     let j = ((c * WORDS + w) as u64) * 64 + b;
                     let v = val(ctx.state[j as usize].load(Ordering::Relaxed));
+                    debug_assert_eq!(v.abs(), k);
                     let p = ctx.index.unrank(j);
-                    ctx.propagate(&p, v);
+                    ctx.parents(&p, v, &mut buf);
                     taken += 1;
+                    if buf.len() >= BATCH {
+                        for &(j, low) in &buf {
+                            ctx.act(j, low, k);
+                        }
+                        buf.clear();
+                    }
                 }
+            }
+            for &(j, low) in &buf {
+                ctx.act(j, low, k);
             }
             taken
         })
