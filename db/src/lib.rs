@@ -25,7 +25,7 @@ mod position;
 mod rules;
 
 pub use error::ParseError;
-pub use index::{binomial, tier_size, IndexKind, TierIndex};
+pub use index::{binomial, tier_size, Cursor, IndexKind, TierIndex};
 pub use moves::{Move, MoveList, Outcome};
 pub use position::{Position, HOUSES, MAX_SEEDS};
 pub use rules::{CaptureSet, GrandSlam, Rules, Starve, PRESETS};

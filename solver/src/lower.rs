@@ -51,6 +51,23 @@ impl LowerTiers {
         &self.tiers[n as usize].1
     }
 
+    /// The score at index `rank` of tier `tier`, and a hint to fetch it early: see
+    /// [`LowerTiers::entry`].
+    #[inline]
+    pub fn at(&self, tier: u8, rank: u64) -> i8 {
+        self.tiers[tier as usize].1[rank as usize]
+    }
+
+    /// The place of a reachable position of a held tier: `(tier, rank)`, and a reference to
+    /// its score (for a prefetch).
+    #[inline]
+    pub fn entry(&self, p: &Position) -> (u8, u64, &i8) {
+        let tier = p.seeds();
+        let (index, scores) = &self.tiers[tier as usize];
+        let rank = index.rank_unchecked(p);
+        (tier, rank, &scores[rank as usize])
+    }
+
     /// The score of a reachable position of a held tier.
     ///
     /// # Panics

@@ -114,29 +114,52 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    /// Exit value and open count of one position.
-    #[inline]
-    fn init_word(&self, p: &Position) -> u16 {
-        let moves = p.moves(self.rules);
-        if moves.is_empty() {
-            return pack(p.end_score(), DECIDED | PENDING);
-        }
-        let mut exit = NO_EXIT;
-        let mut open = 0u16;
-        for m in moves.iter() {
-            match m.outcome {
-                Outcome::Continue { captured: 0, .. } => open += 1,
-                Outcome::Continue { child, captured } => {
-                    let v = captured as i8 - self.lower.score(&child);
-                    exit = exit.max(v);
+    /// Computes the initial state words of the positions `start..start + out.len()`:
+    /// exit value and open count. Captures are looked up in the lower tiers in batches whose
+    /// reads are prefetched first.
+    fn init_words(&self, start: u64, out: &[AtomicU16]) {
+        const SUB: usize = 32;
+        let mut cursor = self.index.cursor(start, start + out.len() as u64);
+        let mut captures: Vec<(usize, u8, u64, i8)> = Vec::with_capacity(SUB * 6);
+        let mut exits = [NO_EXIT; SUB];
+        let mut flags = [0u16; SUB];
+        for sub in out.chunks(SUB) {
+            captures.clear();
+            for slot in 0..sub.len() {
+                let p = cursor.next().unwrap_or_default();
+                let moves = p.moves(self.rules);
+                if moves.is_empty() {
+                    exits[slot] = p.end_score();
+                    flags[slot] = DECIDED | PENDING;
+                    continue;
                 }
-                Outcome::End { score } => exit = exit.max(score),
+                let mut exit = NO_EXIT;
+                let mut open = 0u16;
+                for m in moves.iter() {
+                    match m.outcome {
+                        Outcome::Continue { captured: 0, .. } => open += 1,
+                        Outcome::Continue { child, captured } => {
+                            let (tier, rank, entry) = self.lower.entry(&child);
+                            prefetch(entry);
+                            captures.push((slot, tier, rank, captured as i8));
+                        }
+                        Outcome::End { score } => exit = exit.max(score),
+                    }
+                }
+                exits[slot] = exit;
+                flags[slot] = if open == 0 {
+                    DECIDED | PENDING
+                } else {
+                    open * OPEN_ONE
+                };
             }
-        }
-        if open == 0 {
-            pack(exit, DECIDED | PENDING)
-        } else {
-            pack(exit, open * OPEN_ONE)
+            for &(slot, tier, rank, captured) in &captures {
+                let v = captured - self.lower.at(tier, rank);
+                exits[slot] = exits[slot].max(v);
+            }
+            for (slot, w) in sub.iter().enumerate() {
+                w.store(pack(exits[slot], flags[slot]), Ordering::Relaxed);
+            }
         }
     }
 
@@ -242,11 +265,7 @@ pub fn solve_tier(
     let t = Instant::now();
     progress.start(Phase::Init, size as u64);
     words.par_chunks(CHUNK).enumerate().for_each(|(c, chunk)| {
-        let base = (c * CHUNK) as u64;
-        for (i, w) in chunk.iter().enumerate() {
-            let p = ctx.index.unrank(base + i as u64);
-            w.store(ctx.init_word(&p), Ordering::Relaxed);
-        }
+        ctx.init_words((c * CHUNK) as u64, chunk);
         progress.advance(chunk.len() as u64);
     });
 
