@@ -57,7 +57,11 @@ fn exhaustive_round_trip_tiers_0_to_12() {
                 assert_eq!(p.seeds(), n, "{kind:?} tier {n}: unrank({i}) = {p}");
                 assert!(covered(kind, &p), "{kind:?} tier {n}: unrank({i}) = {p}");
                 assert_eq!(kind.holds(&p), covered(kind, &p));
-                assert_eq!(idx.rank(&p), Some(i), "{kind:?} tier {n}: rank(unrank({i}))");
+                assert_eq!(
+                    idx.rank(&p),
+                    Some(i),
+                    "{kind:?} tier {n}: rank(unrank({i}))"
+                );
                 assert_eq!(idx.rank_unchecked(&p), i);
             }
 
@@ -66,7 +70,10 @@ fn exhaustive_round_trip_tiers_0_to_12() {
             let mut count = 0u64;
             for_each_position(n, &mut |p| match idx.rank(&p) {
                 Some(r) => {
-                    assert!(covered(kind, &p), "{kind:?} tier {n}: {p} ranked but not covered");
+                    assert!(
+                        covered(kind, &p),
+                        "{kind:?} tier {n}: {p} ranked but not covered"
+                    );
                     assert!(r < size, "{kind:?} tier {n}: rank({p}) = {r} >= {size}");
                     assert!(!seen[r as usize], "{kind:?} tier {n}: rank {r} twice");
                     seen[r as usize] = true;

@@ -96,7 +96,10 @@ fn reference_moves(p: &Position, rules: &Rules) -> Vec<(u8, Outcome)> {
 }
 
 fn library_moves(p: &Position, rules: &Rules) -> Vec<(u8, Outcome)> {
-    p.moves(rules).iter().map(|m| (m.house, m.outcome)).collect()
+    p.moves(rules)
+        .iter()
+        .map(|m| (m.house, m.outcome))
+        .collect()
 }
 
 /// Leaves of the tree of depth `depth` below `p`, expanding nodes with `gen`.
@@ -135,7 +138,11 @@ fn recorded() -> Vec<(String, u32, u64)> {
         }
         let f: Vec<&str> = line.split(',').collect();
         if header {
-            assert_eq!(f, ["rules", "position", "depth", "leaves"], "{PERFT_CSV}: header");
+            assert_eq!(
+                f,
+                ["rules", "position", "depth", "leaves"],
+                "{PERFT_CSV}: header"
+            );
             header = false;
             continue;
         }
@@ -152,7 +159,9 @@ fn recorded() -> Vec<(String, u32, u64)> {
         rows.push((
             rules.to_string(),
             depth.parse().unwrap_or_else(|_| panic!("{}", bad("depth"))),
-            leaves.parse().unwrap_or_else(|_| panic!("{}", bad("count"))),
+            leaves
+                .parse()
+                .unwrap_or_else(|_| panic!("{}", bad("count"))),
         ));
     }
     rows
@@ -167,7 +176,10 @@ fn perft_of_the_start_position_matches_the_recorded_counts() {
         let lib = perft(&Position::START, &rules, depth, &library_moves);
         let reference = perft(&Position::START, &rules, depth, &reference_moves);
         assert_eq!(lib, reference, "{text} depth {depth}: library vs reference");
-        assert_eq!(lib, leaves, "{text} depth {depth}: recorded {leaves}, got {lib}");
+        assert_eq!(
+            lib, leaves,
+            "{text} depth {depth}: recorded {leaves}, got {lib}"
+        );
     }
 }
 

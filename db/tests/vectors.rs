@@ -44,7 +44,12 @@ fn parse_end(s: &str) -> Result<i8, String> {
 
 fn parse_moves(s: &str) -> Result<Vec<Expected>, String> {
     if s.starts_with("end=") {
-        return Ok(vec![(None, Outcome::End { score: parse_end(s)? })]);
+        return Ok(vec![(
+            None,
+            Outcome::End {
+                score: parse_end(s)?,
+            },
+        )]);
     }
     s.split(';')
         .map(|m| {
