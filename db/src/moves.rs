@@ -222,6 +222,7 @@ impl Position {
         // The board right after the move, from the parent's side.
         let after = *self.flipped().houses();
         let n = self.seeds();
+        let opp_after: u8 = after[6..].iter().sum();
         for i in 0..6 {
             if after[i] != 0 {
                 continue;
@@ -237,7 +238,6 @@ impl Position {
                 // captures, so the move captures, unless it is a grand slam that captures
                 // nothing (the forward check below decides those).
                 if h >= 6 && rules.capture.contains(after[h]) {
-                    let opp_after: u8 = after[6..].iter().sum();
                     let mut chain = 0u8;
                     let mut lo = h + 1;
                     while lo > 6 && rules.capture.contains(after[lo - 1]) {
@@ -255,20 +255,41 @@ impl Position {
                 let mut cand = p;
                 cand[i] = s;
                 let parent = Position::from_houses_unchecked(cand);
-                let yields = parent.moves(rules).iter().any(|m| {
-                    m.house as usize == i
-                        && m.outcome
-                            == Outcome::Continue {
-                                child: *self,
-                                captured: 0,
-                            }
-                });
+                let grand_slam_like = h >= 6 && rules.capture.contains(after[h]);
+                let eradicating = opp_after == 0;
+                let yields = if grand_slam_like
+                    || (eradicating && rules.starve == Starve::Eradicate)
+                {
+                    // Rare cases that depend on the other moves or on the grand-slam
+                    // option: ask the forward generator.
+                    forward_yields(&parent, i, self, rules)
+                } else {
+                    // The sowing yields `after` by construction and captures nothing; only
+                    // legality is left to check.
+                    // A non-capturing move leaves the opponent empty only if it was empty and
+                    // was not fed: illegal under `feed`, a forfeit (an end) under `forfeit`.
+                    let ok = !eradicating || rules.starve == Starve::Eradicate;
+                    debug_assert_eq!(ok, forward_yields(&parent, i, self, rules), "{parent} {i}");
+                    ok
+                };
                 if yields {
                     f(parent, i as u8);
                 }
             }
         }
     }
+}
+
+/// Whether the legal move of `parent` from `house` is non-capturing and yields `child`.
+fn forward_yields(parent: &Position, house: usize, child: &Position, rules: &Rules) -> bool {
+    parent.moves(rules).iter().any(|m| {
+        m.house as usize == house
+            && m.outcome
+                == Outcome::Continue {
+                    child: *child,
+                    captured: 0,
+                }
+    })
 }
 
 #[cfg(test)]

@@ -13,5 +13,8 @@ pub struct Args {
 
 /// Runs `oware info`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`oware info` is not implemented yet (dir {})", args.dir.display())
+    anyhow::bail!(
+        "`oware info` is not implemented yet (dir {})",
+        args.dir.display()
+    )
 }

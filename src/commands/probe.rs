@@ -13,5 +13,8 @@ pub struct Args {
 
 /// Runs `oware probe`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`oware probe` is not implemented yet (dir {})", args.dir.display())
+    anyhow::bail!(
+        "`oware probe` is not implemented yet (dir {})",
+        args.dir.display()
+    )
 }

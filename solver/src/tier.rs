@@ -1,0 +1,376 @@
+//! Exact retrograde analysis of one tier.
+//!
+//! The design follows `ALGORITHM.md`: every position starts from its *exit* (the best value
+//! over moves that leave the tier: captures into lower tiers and ends of the game) and its
+//! *open* count (legal moves that stay in the tier). Scores are then decided level by level,
+//! `k = n, n−1, …, 1`: at level `k` the positions scoring exactly `+k` ("high") and `−k`
+//! ("low") are decided and propagated to their parents through un-moves:
+//!
+//! - a low child (`−k`) makes every undecided parent high (`+k`);
+//! - a high child (`+k`) lowers the open count of every undecided parent; when it reaches 0,
+//!   all in-tier children score at least `k`, so the parent scores `max(exit, −k)`: low now if
+//!   that is `−k`, otherwise `exit`, which acts later, at level `|exit|`.
+//!
+//! Whatever is undecided after level 1 scores 0 (endless play).
+//!
+//! # Memory
+//!
+//! One `AtomicU16` per position (low byte: the exit while undecided, the score once decided;
+//! high byte: the open count in 3 bits and two flags) plus one frontier bit per position:
+//! 2.125 bytes per position. The scores are then compacted in place into the low half of the
+//! same buffer, so the result costs nothing extra.
+//!
+//! # Parallelism
+//!
+//! Initialisation, level scans and frontier sweeps are split by index ranges over rayon's
+//! threads. A decision is a compare-and-swap on the state word, so exactly one thread
+//! propagates each decided position; the scores are game values, so they do not depend on the
+//! order of decisions or on the number of threads.
+
+use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
+use std::time::Instant;
+
+use oware_db::{IndexKind, Outcome, Position, Rules, TierIndex};
+use rayon::prelude::*;
+
+use crate::lower::LowerTiers;
+use crate::progress::{Phase, Progress};
+
+const OPEN_ONE: u16 = 1 << 8;
+const OPEN_MASK: u16 = 0x7 << 8;
+const DECIDED: u16 = 1 << 11;
+/// Decided with a nonzero score that has not yet acted on its parents.
+const PENDING: u16 = 1 << 12;
+/// Exit value of a position without exits.
+const NO_EXIT: i8 = i8::MIN;
+
+/// Positions handled per parallel work item in the sequential phases.
+const CHUNK: usize = 1 << 14;
+
+#[inline]
+fn val(s: u16) -> i8 {
+    s as u8 as i8
+}
+
+#[inline]
+fn pack(v: i8, flags: u16) -> u16 {
+    u16::from(v as u8) | flags
+}
+
+/// Counts gathered while solving a tier.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SolveStats {
+    /// Positions of the tier.
+    pub positions: u64,
+    /// Positions decided by finite play (any score, 0 included).
+    pub finite: u64,
+    /// Positions scored 0 because neither side can force a nonzero result (endless play).
+    pub endless: u64,
+    /// Frontier sweeps made over all levels.
+    pub sweeps: u64,
+    /// Seconds spent computing exits and open counts.
+    pub init_seconds: f64,
+    /// Seconds spent in the scans that start each level.
+    pub scan_seconds: f64,
+    /// Seconds spent propagating decisions (frontier sweeps).
+    pub sweep_seconds: f64,
+}
+
+/// The solved scores of a tier: one `i8` per index of [`TierIndex`] (reachable kind).
+pub struct TierScores {
+    // The state words, whose low half holds the compacted scores after solving.
+    words: Vec<AtomicU16>,
+    len: usize,
+}
+
+impl TierScores {
+    /// The scores, in index order.
+    pub fn as_slice(&self) -> &[i8] {
+        // SAFETY: `words` owns `2 * len` initialised bytes (`len` u16 words); after
+        // `compact` the first `len` bytes hold the scores. `i8` has alignment 1 and the
+        // borrow keeps `words` alive and unmodified for the slice's lifetime.
+        unsafe { std::slice::from_raw_parts(self.words.as_ptr().cast::<i8>(), self.len) }
+    }
+
+    /// The scores as an owned vector (one copy).
+    pub fn to_vec(&self) -> Vec<i8> {
+        self.as_slice().to_vec()
+    }
+}
+
+/// Bytes of memory [`solve_tier`] needs for a tier of `positions` positions (state,
+/// frontier and scores; lower tiers not included).
+pub fn tier_memory(positions: u64) -> u64 {
+    positions * 2 + positions / 8 + 4096
+}
+
+struct Ctx<'a> {
+    rules: &'a Rules,
+    n: u8,
+    index: TierIndex,
+    lower: &'a LowerTiers,
+    state: &'a [AtomicU16],
+    frontier: &'a [AtomicU64],
+}
+
+impl Ctx<'_> {
+    /// Exit value and open count of one position.
+    #[inline]
+    fn init_word(&self, p: &Position) -> u16 {
+        let moves = p.moves(self.rules);
+        if moves.is_empty() {
+            return pack(p.end_score(), DECIDED | PENDING);
+        }
+        let mut exit = NO_EXIT;
+        let mut open = 0u16;
+        for m in moves.iter() {
+            match m.outcome {
+                Outcome::Continue { captured: 0, .. } => open += 1,
+                Outcome::Continue { child, captured } => {
+                    let v = captured as i8 - self.lower.score(&child);
+                    exit = exit.max(v);
+                }
+                Outcome::End { score } => exit = exit.max(score),
+            }
+        }
+        if open == 0 {
+            pack(exit, DECIDED | PENDING)
+        } else {
+            pack(exit, open * OPEN_ONE)
+        }
+    }
+
+    #[inline]
+    fn mark(&self, j: u64) {
+        self.frontier[(j / 64) as usize].fetch_or(1 << (j % 64), Ordering::Release);
+    }
+
+    /// Collects the parents of the decided position `c` (score `v`) into `out` as
+    /// `(index, child is low)`, prefetching their state words.
+    #[inline]
+    fn parents(&self, c: &Position, v: i8, out: &mut Vec<(u64, bool)>) {
+        c.unmoves(self.rules, |p, _house| {
+            if p.is_reachable() {
+                let j = self.index.rank_unchecked(&p);
+                prefetch(&self.state[j as usize]);
+                out.push((j, v < 0));
+            }
+        });
+    }
+
+    /// Applies the decision of a child at level `k` (low or high) to parent `j`.
+    #[inline]
+    fn act(&self, j: u64, child_low: bool, k: i8) {
+        let cell = &self.state[j as usize];
+        let mut s = cell.load(Ordering::Relaxed);
+        loop {
+            if s & DECIDED != 0 {
+                return;
+            }
+            let (new, to_frontier) = if child_low {
+                (pack(k, DECIDED), true)
+            } else if s & OPEN_MASK > OPEN_ONE {
+                (s - OPEN_ONE, false)
+            } else {
+                debug_assert!(s & OPEN_MASK == OPEN_ONE);
+                let score = val(s).max(-k);
+                if score == -k {
+                    (pack(score, DECIDED), true)
+                } else if score != 0 {
+                    (pack(score, DECIDED | PENDING), false)
+                } else {
+                    (pack(0, DECIDED), false)
+                }
+            };
+            match cell.compare_exchange_weak(s, new, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => {
+                    if to_frontier {
+                        self.mark(j);
+                    }
+                    return;
+                }
+                Err(x) => s = x,
+            }
+        }
+    }
+}
+
+/// Hints the processor to fetch `x` into the cache (a no-op where unsupported).
+#[inline(always)]
+fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint; it never faults, whatever the address.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch(
+            (x as *const T).cast::<i8>(),
+            core::arch::x86_64::_MM_HINT_T0,
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}
+
+/// Solves tier `n` under `rules`, reading captures from `lower` (which must hold every
+/// tier below `n`). Runs on the current rayon thread pool.
+///
+/// # Panics
+/// If `lower` lacks a tier below `n` that a capture reaches, or `n > 48`.
+pub fn solve_tier(
+    rules: &Rules,
+    n: u8,
+    lower: &LowerTiers,
+    progress: &dyn Progress,
+) -> (TierScores, SolveStats) {
+    let index = TierIndex::new(n, IndexKind::Reachable);
+    let size = index.size() as usize;
+    let words: Vec<AtomicU16> = (0..size).map(|_| AtomicU16::new(0)).collect();
+    let frontier: Vec<AtomicU64> = (0..size.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
+    let ctx = Ctx {
+        rules,
+        n,
+        index,
+        lower,
+        state: &words,
+        frontier: &frontier,
+    };
+    let mut stats = SolveStats {
+        positions: size as u64,
+        ..SolveStats::default()
+    };
+
+    // Initialisation: exits and open counts.
+    let t = Instant::now();
+    progress.start(Phase::Init, size as u64);
+    words.par_chunks(CHUNK).enumerate().for_each(|(c, chunk)| {
+        let base = (c * CHUNK) as u64;
+        for (i, w) in chunk.iter().enumerate() {
+            let p = ctx.index.unrank(base + i as u64);
+            w.store(ctx.init_word(&p), Ordering::Relaxed);
+        }
+        progress.advance(chunk.len() as u64);
+    });
+
+    stats.init_seconds = t.elapsed().as_secs_f64();
+
+    // Levels.
+    progress.start(Phase::Propagate, size as u64);
+    for k in (1..=ctx.n as i8).rev() {
+        let t = Instant::now();
+        level_start(&ctx, k);
+        stats.scan_seconds += t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        loop {
+            let taken = sweep(&ctx, k);
+            stats.sweeps += 1;
+            progress.advance(taken);
+            if taken == 0 {
+                break;
+            }
+        }
+        stats.sweep_seconds += t.elapsed().as_secs_f64();
+    }
+
+    // Finish: undecided positions score 0; compact scores into the low bytes.
+    let endless: u64 = words
+        .par_iter()
+        .filter(|w| w.load(Ordering::Relaxed) & DECIDED == 0)
+        .count() as u64;
+    stats.endless = endless;
+    stats.finite = size as u64 - endless;
+    let scores = compact(words, size);
+    (scores, stats)
+}
+
+/// Level start: decides high the undecided positions whose exit is `k`, and puts every
+/// pending position scoring `±k` in the frontier.
+fn level_start(ctx: &Ctx<'_>, k: i8) {
+    // Chunks of whole frontier words.
+    ctx.state
+        .par_chunks(CHUNK)
+        .enumerate()
+        .for_each(|(c, chunk)| {
+            let base = c * CHUNK;
+            for (i, w) in chunk.iter().enumerate() {
+                let s = w.load(Ordering::Relaxed);
+                let v = val(s);
+                let hit = if s & DECIDED == 0 {
+                    if v == k {
+                        w.store(pack(k, DECIDED), Ordering::Relaxed);
+                        true
+                    } else {
+                        false
+                    }
+                } else if s & PENDING != 0 && v.abs() == k {
+                    w.store(s & !PENDING, Ordering::Relaxed);
+                    true
+                } else {
+                    false
+                };
+                if hit {
+                    ctx.mark((base + i) as u64);
+                }
+            }
+        });
+}
+
+/// Parent updates buffered before they are applied, so that their prefetches overlap.
+const BATCH: usize = 256;
+
+/// One sweep over the frontier: takes every marked position (all score `±k`) and propagates
+/// it. Returns how many were taken.
+fn sweep(ctx: &Ctx<'_>, k: i8) -> u64 {
+    const WORDS: usize = CHUNK / 64;
+    ctx.frontier
+        .par_chunks(WORDS)
+        .enumerate()
+        .map(|(c, chunk)| {
+            let mut taken = 0u64;
+            let mut buf: Vec<(u64, bool)> = Vec::with_capacity(BATCH + 64);
+            for (w, word) in chunk.iter().enumerate() {
+                if word.load(Ordering::Relaxed) == 0 {
+                    continue;
+                }
+                let mut bits = word.swap(0, Ordering::Acquire);
+                while bits != 0 {
+                    let b = bits.trailing_zeros() as u64;
+                    bits &= bits - 1;
+                    let j = ((c * WORDS + w) as u64) * 64 + b;
+                    let v = val(ctx.state[j as usize].load(Ordering::Relaxed));
+                    debug_assert_eq!(v.abs(), k);
+                    let p = ctx.index.unrank(j);
+                    ctx.parents(&p, v, &mut buf);
+                    taken += 1;
+                    if buf.len() >= BATCH {
+                        for &(j, low) in &buf {
+                            ctx.act(j, low, k);
+                        }
+                        buf.clear();
+                    }
+                }
+            }
+            for &(j, low) in &buf {
+                ctx.act(j, low, k);
+            }
+            taken
+        })
+        .sum()
+}
+
+/// Turns the state words into scores stored in their low half (`len` bytes).
+fn compact(words: Vec<AtomicU16>, len: usize) -> TierScores {
+    let mut words = words;
+    let base = words.as_mut_ptr();
+    let bytes = base.cast::<u8>();
+    for i in 0..len {
+        // SAFETY: `base` points to `len` initialised words (`AtomicU16` has the layout of
+        // `u16`) and nothing else accesses the buffer. Word `i` (bytes `2i`, `2i+1`) is read
+        // before any write reaches it, since writes so far touched bytes `< i <= 2i`; byte
+        // `i` lies inside word `i / 2 <= i`, which has already been read.
+        unsafe {
+            let s = base.add(i).cast::<u16>().read();
+            let score = if s & DECIDED != 0 { s as u8 } else { 0 };
+            bytes.add(i).write(score);
+        }
+    }
+    TierScores { words, len }
+}
