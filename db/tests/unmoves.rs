@@ -12,8 +12,8 @@
 
 use oware_db::{GrandSlam, IndexKind, Outcome, Position, Rules, TierIndex};
 
-/// Highest tier checked exhaustively (tier 9 has 167,960 positions).
-const MAX_TIER: u8 = 9;
+/// Highest tier checked exhaustively (tier 10 has 352,716 positions).
+const MAX_TIER: u8 = 10;
 
 /// Every rules value the inversion is checked under, by text.
 fn rules_under_test() -> Vec<String> {
