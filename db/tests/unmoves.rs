@@ -1,0 +1,102 @@
+//! Exhaustive check of [`Position::unmoves`] against a brute-force inversion of
+//! [`Position::moves`].
+//!
+//! For every tier up to [`MAX_TIER`] and every rules value of [`rules_under_test`]: every
+//! non-capturing move `p --house--> child` of every position `p` of the tier is recorded under
+//! `child`; then `child.unmoves(..)` must report exactly the recorded `(p, house)` pairs, as a
+//! multiset (so also without duplicates), for every position of the tier — including the
+//! positions that have no parent at all.
+//!
+//! Run it with `cargo test --release -p oware-db --test unmoves` (a few seconds); in the
+//! default test profile (opt-level 1) it takes longer but still passes.
+
+use oware_db::{GrandSlam, IndexKind, Outcome, Position, Rules, TierIndex};
+
+/// Highest tier checked exhaustively (tier 10 has 352,716 positions).
+const MAX_TIER: u8 = 10;
+
+/// Every rules value the inversion is checked under, by text.
+fn rules_under_test() -> Vec<String> {
+    let mut v = vec!["abapa".to_string(), "awari".to_string()];
+    for name in GrandSlam::NAMES {
+        v.push(format!("abapa+grand-slam={name}"));
+    }
+    v.extend(
+        [
+            "abapa+capture=1,2",
+            "abapa+capture=1,2,3",
+            "abapa+starve=forfeit",
+            "awari+capture=3",
+        ]
+        .map(String::from),
+    );
+    v
+}
+
+/// The brute-force inversion: `parents[rank(child)]` holds every `(parent, house)` whose legal
+/// move leads to `child` in the same tier without capture.
+fn brute_force_parents(idx: &TierIndex, rules: &Rules) -> Vec<Vec<(Position, u8)>> {
+    let mut parents = vec![Vec::new(); idx.size() as usize];
+    for i in 0..idx.size() {
+        let p = idx.unrank(i);
+        for m in p.moves(rules).iter() {
+            if let Outcome::Continue { child, captured: 0 } = m.outcome {
+                let r = idx
+                    .rank(&child)
+                    .unwrap_or_else(|| panic!("{rules}: child {child} of {p} not in tier"));
+                parents[r as usize].push((p, m.house));
+            }
+        }
+    }
+    for list in &mut parents {
+        list.sort_unstable();
+    }
+    parents
+}
+
+fn check_tier(n: u8, rules: &Rules) -> usize {
+    let idx = TierIndex::new(n, IndexKind::Dense);
+    let expected = brute_force_parents(&idx, rules);
+    let mut edges = 0;
+    for i in 0..idx.size() {
+        let q = idx.unrank(i);
+        let mut got = Vec::new();
+        q.unmoves(rules, |parent, house| got.push((parent, house)));
+        got.sort_unstable();
+        let want = &expected[i as usize];
+        if got != *want {
+            let missing: Vec<_> = want.iter().filter(|e| !got.contains(e)).collect();
+            let extra: Vec<_> = got.iter().filter(|e| !want.contains(e)).collect();
+            panic!(
+                "rules {rules}, tier {n}, position {q}: unmoves gave {} pairs, brute force {}; \
+                 missing {missing:?}, extra {extra:?}",
+                got.len(),
+                want.len()
+            );
+        }
+        edges += got.len();
+    }
+    edges
+}
+
+#[test]
+fn unmoves_invert_non_capturing_moves_exhaustively() {
+    for text in rules_under_test() {
+        let rules: Rules = text.parse().expect("rules text");
+        let mut edges = 0;
+        for n in 0..=MAX_TIER {
+            edges += check_tier(n, &rules);
+        }
+        // Guard against a vacuous pass: the inversion must have had something to check.
+        assert!(edges > 100_000, "{text}: only {edges} non-capturing moves");
+    }
+}
+
+#[test]
+fn a_known_parent_is_found() {
+    // 4 4 4 4 4 4 4 4 4 4 4 4, house 0 -> (rotated) 4 4 4 4 4 4 0 5 5 5 5 4.
+    let child: Position = "4 4 4 4 4 4 0 5 5 5 5 4".parse().unwrap();
+    let mut found = Vec::new();
+    child.unmoves(&Rules::ABAPA, |p, h| found.push((p, h)));
+    assert!(found.contains(&(Position::START, 0)), "{found:?}");
+}
