@@ -88,29 +88,108 @@ impl Deref for MoveList {
     }
 }
 
-/// Sows house `i` of `board` in place; returns the house of the last seed.
-#[inline]
-fn sow(board: &mut [u8; HOUSES], i: usize) -> usize {
-    let s = board[i] as usize;
-    board[i] = 0;
-    let laps = s / 11;
-    let rem = s % 11;
-    if laps > 0 {
-        let laps = laps as u8;
-        for (h, v) in board.iter_mut().enumerate() {
-            if h != i {
-                *v += laps;
+/// What sowing does, for every origin house `0..6` and seed count `0..=48`: the seeds added
+/// to each house (one byte per house of a little-endian `u128`; the origin gets none) and
+/// the house of the last seed.
+struct SowTable {
+    delta: [[u128; 49]; 6],
+    last: [[u8; 49]; 6],
+}
+
+const fn sow_table() -> SowTable {
+    let mut t = SowTable {
+        delta: [[0; 49]; 6],
+        last: [[0; 49]; 6],
+    };
+    let mut i = 0;
+    while i < 6 {
+        let mut s = 1;
+        while s < 49 {
+            let laps = (s / 11) as u128;
+            let rem = s % 11;
+            let mut d = 0u128;
+            let mut h = 0;
+            while h < HOUSES {
+                if h != i {
+                    d += laps << (8 * h);
+                }
+                h += 1;
             }
+            let mut k = 1;
+            while k <= rem {
+                d += 1u128 << (8 * ((i + k) % HOUSES));
+                k += 1;
+            }
+            t.delta[i][s] = d;
+            t.last[i][s] = if rem == 0 {
+                ((i + 11) % HOUSES) as u8
+            } else {
+                ((i + rem) % HOUSES) as u8
+            };
+            s += 1;
         }
+        i += 1;
     }
-    for k in 1..=rem {
-        board[(i + k) % HOUSES] += 1;
+    t
+}
+
+static SOW: SowTable = sow_table();
+
+/// The board with house `i` sown (12 bytes of a little-endian `u128`, no byte overflows
+/// since a board holds at most 48 seeds), and the house of the last seed.
+#[inline]
+fn sow(board: u128, i: usize, seeds: u8) -> (u128, usize) {
+    let cleared = board & !(0xFFu128 << (8 * i));
+    (
+        cleared + SOW.delta[i][seeds as usize],
+        SOW.last[i][seeds as usize] as usize,
+    )
+}
+
+#[inline]
+fn to_u128(h: &[u8; HOUSES]) -> u128 {
+    let mut b = [0u8; 16];
+    b[..HOUSES].copy_from_slice(h);
+    u128::from_le_bytes(b)
+}
+
+/// House `h` of a packed board.
+#[inline]
+fn byte(x: u128, h: usize) -> u8 {
+    (x >> (8 * h)) as u8
+}
+
+/// Seeds in houses `6..12` of a packed board (one multiply adds the six bytes; no partial
+/// sum exceeds 48, so no byte carries).
+#[inline]
+fn opp_sum(x: u128) -> u8 {
+    let y = ((x >> 48) as u64) & 0xFFFF_FFFF_FFFF;
+    (y.wrapping_mul(0x0101_0101_0101_0101) >> 40) as u8
+}
+
+/// Empties houses `from..to` (at most 6 of them) of a packed board.
+#[inline]
+fn clear(x: u128, from: usize, to: usize) -> u128 {
+    if from >= to {
+        return x;
     }
-    if rem == 0 {
-        (i + 11) % HOUSES
-    } else {
-        (i + rem) % HOUSES
-    }
+    let mask = ((1u128 << (8 * (to - from))) - 1) << (8 * from);
+    x & !mask
+}
+
+/// The packed board seen from the other side.
+#[inline]
+fn flip(x: u128) -> u128 {
+    const M: u128 = (1 << 48) - 1;
+    ((x >> 48) & M) | ((x & M) << 48)
+}
+
+#[inline]
+fn from_u128(x: u128) -> [u8; HOUSES] {
+    let b = x.to_le_bytes();
+    let mut h = [0u8; HOUSES];
+    h.copy_from_slice(&b[..HOUSES]);
+    h
 }
 
 impl Position {
@@ -125,6 +204,7 @@ impl Position {
     /// and the position scores [`Position::end_score`].
     pub fn moves(&self, rules: &Rules) -> MoveList {
         let b = *self.houses();
+        let packed = to_u128(&b);
         let n = self.seeds();
         let opp_before: u8 = b[6..].iter().sum();
         let mut list = MoveList::new();
@@ -138,19 +218,18 @@ impl Position {
             if rules.starve == Starve::Feed && opp_before == 0 && (s as usize) < 6 - i {
                 continue;
             }
-            let mut a = b;
-            let last = sow(&mut a, i);
+            let (mut a, last) = sow(packed, i, s);
+            let opp_after_sow = opp_sum(a);
             let mut captured = 0u8;
             let mut end = None;
             if last >= 6 {
                 let mut lo = last + 1;
-                while lo > 6 && rules.capture.contains(a[lo - 1]) {
+                while lo > 6 && rules.capture.contains(byte(a, lo - 1)) {
                     lo -= 1;
-                    captured += a[lo];
+                    captured += byte(a, lo);
                 }
                 if captured > 0 {
-                    // chain is lo..=last
-                    let opp_after_sow: u8 = a[6..].iter().sum();
+                    // The chain is lo..=last.
                     let (from, to) = if captured == opp_after_sow {
                         match rules.grand_slam {
                             GrandSlam::NoCapture => {
@@ -158,29 +237,27 @@ impl Position {
                                 (lo, lo)
                             }
                             GrandSlam::Illegal => continue,
-                            GrandSlam::CaptureAll | GrandSlam::ToOpponent => (lo, last + 1),
+                            GrandSlam::CaptureAll => (lo, last + 1),
+                            GrandSlam::ToOpponent => {
+                                end = Some(captured as i8 - (n - captured) as i8);
+                                (lo, last + 1)
+                            }
                             GrandSlam::KeepLast => {
-                                captured -= a[last];
+                                captured -= byte(a, last);
                                 (lo, last)
                             }
                             GrandSlam::KeepFirst => {
-                                captured -= a[lo];
+                                captured -= byte(a, lo);
                                 (lo + 1, last + 1)
                             }
                         }
                     } else {
                         (lo, last + 1)
                     };
-                    for v in &mut a[from..to] {
-                        *v = 0;
-                    }
-                    if rules.grand_slam == GrandSlam::ToOpponent && captured == opp_after_sow {
-                        end = Some(captured as i8 - (n - captured) as i8);
-                    }
+                    a = clear(a, from, to);
                 }
             }
-            let opp_after: u8 = a[6..].iter().sum();
-            let erad = opp_after == 0;
+            let erad = opp_after_sow == captured;
             if end.is_none() && erad && rules.starve == Starve::Forfeit {
                 end = Some(captured as i8 - (n - captured) as i8);
             }
@@ -189,7 +266,7 @@ impl Position {
             let outcome = match end {
                 Some(score) => Outcome::End { score },
                 None => Outcome::Continue {
-                    child: Position::from_houses_unchecked(a).flipped(),
+                    child: Position::from_houses_unchecked(from_u128(flip(a))),
                     captured,
                 },
             };
@@ -220,29 +297,30 @@ impl Position {
     /// reachable positions skips the others.
     pub fn unmoves(&self, rules: &Rules, mut f: impl FnMut(Position, u8)) {
         // The board right after the move, from the parent's side.
-        let after = *self.flipped().houses();
+        let after_h = *self.flipped().houses();
+        let after = to_u128(&after_h);
         let n = self.seeds();
-        let opp_after: u8 = after[6..].iter().sum();
+        let opp_after = opp_sum(after);
         for i in 0..6 {
-            if after[i] != 0 {
+            if after_h[i] != 0 {
                 continue;
             }
             let mut p = after;
             for s in 1..=n {
                 let h = (i + 1 + (s as usize - 1) % 11) % HOUSES;
-                if p[h] == 0 {
+                if byte(p, h) == 0 {
                     break;
                 }
-                p[h] -= 1;
+                p -= 1u128 << (8 * h);
                 // Quick rejection: the last seed lands on an opponent house whose count
                 // captures, so the move captures, unless it is a grand slam that captures
                 // nothing (the forward check below decides those).
-                if h >= 6 && rules.capture.contains(after[h]) {
+                if h >= 6 && rules.capture.contains(after_h[h]) {
                     let mut chain = 0u8;
                     let mut lo = h + 1;
-                    while lo > 6 && rules.capture.contains(after[lo - 1]) {
+                    while lo > 6 && rules.capture.contains(after_h[lo - 1]) {
                         lo -= 1;
-                        chain += after[lo];
+                        chain += after_h[lo];
                     }
                     let slam_may_keep = matches!(
                         rules.grand_slam,
@@ -252,10 +330,9 @@ impl Position {
                         continue;
                     }
                 }
-                let mut cand = p;
-                cand[i] = s;
-                let parent = Position::from_houses_unchecked(cand);
-                let grand_slam_like = h >= 6 && rules.capture.contains(after[h]);
+                let parent =
+                    Position::from_houses_unchecked(from_u128(p + (u128::from(s) << (8 * i))));
+                let grand_slam_like = h >= 6 && rules.capture.contains(after_h[h]);
                 let eradicating = opp_after == 0;
                 let yields = if grand_slam_like
                     || (eradicating && rules.starve == Starve::Eradicate)

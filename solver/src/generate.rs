@@ -1,0 +1,260 @@
+//! `generate`: solve tiers `0..=max` into a directory of tables, resumably.
+//!
+//! Each tier is solved with [`solve_tier`], written by [`write_table`] (temporary file,
+//! fsync, rename) and then recorded in the manifest (also written atomically). A re-run
+//! skips every tier the manifest records whose file's checksum verifies, and solves the
+//! rest; a directory built under other rules is refused.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use oware_db::manifest::{Manifest, TierEntry, TierStats};
+use oware_db::{IndexKind, Rules, Table, TierIndex};
+use thiserror::Error;
+
+use crate::lower::LowerTiers;
+use crate::progress::Progress;
+use crate::table_writer::write_table;
+use crate::tier::{solve_tier, tier_memory, SolveStats};
+
+/// What can stop a generation.
+#[derive(Debug, Error)]
+pub enum GenerateError {
+    /// Reading or writing tables or the manifest failed.
+    #[error(transparent)]
+    Db(#[from] oware_db::Error),
+    /// The directory holds tables of other rules.
+    #[error("{dir} holds tables built under `{found}`, not `{asked}`; use another directory or --rules {found}")]
+    RulesMismatch {
+        /// The directory.
+        dir: PathBuf,
+        /// The rules found there.
+        found: String,
+        /// The rules asked for.
+        asked: String,
+    },
+    /// A tier needs more memory than the machine has available.
+    #[error("tier {tier} needs {needed} more bytes of memory ({positions} positions) but only {available} are available (lower tiers already hold {lower} bytes); nothing was written for it")]
+    TooLarge {
+        /// The tier.
+        tier: u8,
+        /// Its positions.
+        positions: u64,
+        /// Bytes needed in all.
+        needed: u64,
+        /// Bytes of lower tiers held.
+        lower: u64,
+        /// Bytes available.
+        available: u64,
+    },
+    /// Creating the directory failed.
+    #[error("cannot create {path}: {source}")]
+    CreateDir {
+        /// The directory.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// Options of a generation.
+#[derive(Clone, Debug)]
+pub struct GenerateOptions {
+    /// Directory of the tables and the manifest (created if missing).
+    pub dir: PathBuf,
+    /// Rules to solve under.
+    pub rules: Rules,
+    /// Highest tier to solve (0..=48).
+    pub max_seeds: u8,
+    /// Bytes of memory the generation may use; `None` reads the available memory of the
+    /// machine (`MemAvailable` in `/proc/meminfo`, or the `OWARE_MEMORY_LIMIT` variable).
+    pub memory_limit: Option<u64>,
+}
+
+/// What happened to one tier.
+#[derive(Clone, Debug)]
+pub enum TierReport {
+    /// The tier was present, recorded, and its checksum verified.
+    Skipped {
+        /// The tier.
+        tier: u8,
+    },
+    /// The tier was solved and written.
+    Solved {
+        /// The tier.
+        tier: u8,
+        /// What the solver counted.
+        stats: SolveStats,
+        /// Seconds, solving and writing.
+        seconds: f64,
+    },
+}
+
+/// Receives the events of a generation (progress inside tiers comes through [`Progress`]).
+pub trait GenerateObserver: Progress {
+    /// Tier `tier` with `positions` positions begins (`solve` false: it is being checked).
+    fn tier_start(&self, tier: u8, positions: u64, solve: bool);
+    /// Tier `tier` is finished.
+    fn tier_done(&self, report: &TierReport);
+}
+
+/// Bytes of memory available to this process: `OWARE_MEMORY_LIMIT` if set, else
+/// `MemAvailable` from `/proc/meminfo`, else unlimited.
+pub fn available_memory() -> u64 {
+    if let Some(v) = std::env::var("OWARE_MEMORY_LIMIT")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+    {
+        return v;
+    }
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("MemAvailable:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map_or(u64::MAX, |kb| kb * 1024)
+}
+
+fn table_path(dir: &Path, tier: u8) -> PathBuf {
+    dir.join(format!("tier-{tier:02}.owt"))
+}
+
+/// Whether tier `tier` is recorded in the manifest and its file verifies.
+fn tier_is_complete(dir: &Path, manifest: &Manifest, rules: &Rules, tier: u8) -> bool {
+    let Some(entry) = manifest.tiers.get(&tier) else {
+        return false;
+    };
+    let Ok(table) = Table::open(&dir.join(&entry.file)) else {
+        return false;
+    };
+    table.rules() == *rules
+        && table.tier() == tier
+        && table.len() == entry.entries
+        && table
+            .verify_checksum()
+            .is_ok_and(|sum| sum == entry.checksum)
+}
+
+/// Refuses a directory whose manifest or tables were built under other rules.
+fn check_rules(dir: &Path, manifest: Option<&Manifest>, rules: &Rules) -> Result<(), GenerateError> {
+    let mismatch = |found: String| GenerateError::RulesMismatch {
+        dir: dir.to_path_buf(),
+        found,
+        asked: rules.to_string(),
+    };
+    if let Some(m) = manifest {
+        if m.rules != rules.to_string() {
+            return Err(mismatch(m.rules.clone()));
+        }
+    }
+    for tier in 0..=oware_db::MAX_SEEDS {
+        let path = table_path(dir, tier);
+        if path.exists() {
+            if let Ok(table) = Table::open(&path) {
+                if table.rules() != *rules {
+                    return Err(mismatch(table.rules().to_string()));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Solves tiers `0..=opts.max_seeds` into `opts.dir`, skipping the tiers already complete.
+/// Runs on the current rayon thread pool.
+///
+/// # Errors
+/// [`GenerateError`] when the directory holds other rules, a tier does not fit in memory, or
+/// a file cannot be read or written. Tiers finished before the error stay recorded.
+pub fn generate(
+    opts: &GenerateOptions,
+    observer: &dyn GenerateObserver,
+) -> Result<Vec<TierReport>, GenerateError> {
+    let dir = &opts.dir;
+    std::fs::create_dir_all(dir).map_err(|source| GenerateError::CreateDir {
+        path: dir.clone(),
+        source,
+    })?;
+    let loaded = Manifest::load(dir)?;
+    check_rules(dir, loaded.as_ref(), &opts.rules)?;
+    let mut manifest = loaded.unwrap_or_else(|| Manifest::new(&opts.rules));
+
+    let complete: Vec<bool> = (0..=opts.max_seeds)
+        .map(|t| tier_is_complete(dir, &manifest, &opts.rules, t))
+        .collect();
+    let last_to_solve = complete.iter().rposition(|c| !c);
+
+    let mut lower = LowerTiers::new();
+    let mut reports = Vec::new();
+    for tier in 0..=opts.max_seeds {
+        let positions = TierIndex::new(tier, IndexKind::Reachable).size();
+        let needed_later = last_to_solve.is_some_and(|l| (tier as usize) < l);
+        if complete[tier as usize] {
+            observer.tier_start(tier, positions, false);
+            if needed_later {
+                let table = Table::open(&table_path(dir, tier))?;
+                lower.push(Arc::from(table.read_all()?));
+            }
+            let report = TierReport::Skipped { tier };
+            observer.tier_done(&report);
+            reports.push(report);
+            continue;
+        }
+        // Memory: the solver's state, and the copy kept for the tiers above.
+        let needed = tier_memory(positions) + positions;
+        let limit = opts.memory_limit.unwrap_or_else(available_memory);
+        if needed > limit {
+            return Err(GenerateError::TooLarge {
+                tier,
+                positions,
+                needed,
+                lower: lower.bytes(),
+                available: limit,
+            });
+        }
+        observer.tier_start(tier, positions, true);
+        let start = Instant::now();
+        let (scores, stats) = solve_tier(&opts.rules, tier, &lower, observer);
+        observer.start(crate::Phase::Write, positions);
+        let written = write_table(dir, &opts.rules, tier, IndexKind::Reachable, scores.as_slice())?;
+        observer.advance(positions);
+        let seconds = start.elapsed().as_secs_f64();
+        let mut histogram = std::collections::BTreeMap::new();
+        for &s in scores.as_slice() {
+            *histogram.entry(s).or_insert(0u64) += 1;
+        }
+        manifest.tiers.insert(
+            tier,
+            TierEntry {
+                file: written.file.clone(),
+                entries: positions,
+                file_size: written.file_size,
+                checksum: written.checksum.clone(),
+                stats: Some(TierStats {
+                    histogram,
+                    finite: stats.finite,
+                    endless: stats.endless,
+                    seconds,
+                    threads: rayon::current_num_threads(),
+                }),
+            },
+        );
+        manifest.save(dir)?;
+        if needed_later {
+            lower.push(Arc::from(scores.as_slice()));
+        }
+        drop(scores);
+        let report = TierReport::Solved {
+            tier,
+            stats,
+            seconds,
+        };
+        observer.tier_done(&report);
+        reports.push(report);
+    }
+    Ok(reports)
+}
