@@ -8,7 +8,9 @@
 mod lower;
 mod progress;
 mod tier;
+mod verify;
 
 pub use lower::LowerTiers;
 pub use progress::{NoProgress, Phase, Progress};
 pub use tier::{solve_tier, tier_memory, SolveStats, TierScores};
+pub use verify::{verify_memory, verify_tier, Mismatch, MismatchKind, VerifyReport};

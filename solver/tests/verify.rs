@@ -1,0 +1,288 @@
+//! `verify_tier` accepts the solver's scores and catches corrupted ones: a single changed
+//! score (named, with the value the recurrence gives), an out-of-range score, and a whole set
+//! of endless positions given nonzero values that satisfy the recurrence everywhere but that
+//! no finite line forces (reported as unjustified). Reports do not depend on the thread count.
+
+mod common;
+
+use std::sync::Arc;
+
+use oware_db::{IndexKind, Outcome, Position, Rules, TierIndex};
+use oware_solver::{solve_tier, verify_tier, LowerTiers, MismatchKind, NoProgress, VerifyReport};
+
+/// Solves tiers `0..=max`: their scores, and the lower tiers of `max` (tiers `0..max`).
+fn solve_all(rules: &Rules, max: u8) -> (Vec<Vec<i8>>, LowerTiers) {
+    let mut lower = LowerTiers::new();
+    let mut out = Vec::new();
+    for n in 0..=max {
+        let (scores, _) = solve_tier(rules, n, &lower, &NoProgress);
+        let v = scores.to_vec();
+        if n < max {
+            lower.push(Arc::from(v.clone()));
+        }
+        out.push(v);
+    }
+    (out, lower)
+}
+
+fn presets() -> [Rules; 2] {
+    [Rules::ABAPA, Rules::AWARI]
+}
+
+#[test]
+fn solver_scores_verify_up_to_tier_10() {
+    for rules in common::test_rules() {
+        let mut lower = LowerTiers::new();
+        for n in 0..=10u8 {
+            let (scores, stats) = solve_tier(&rules, n, &lower, &NoProgress);
+            let report = verify_tier(&rules, n, scores.as_slice(), &lower, &NoProgress);
+            assert!(report.is_ok(), "{rules} tier {n}: {:?}", report.first);
+            assert_eq!(report.positions, stats.positions);
+            assert_eq!(report.tier, n);
+            let nonzero = scores.as_slice().iter().filter(|&&s| s != 0).count() as u64;
+            assert_eq!(report.nonzero, nonzero);
+            lower.push(Arc::from(scores.to_vec()));
+        }
+    }
+}
+
+/// The positions of tier `n` whose true score is 0 and whose values can be changed
+/// consistently: Gauss-Seidel value iteration of the recurrence over the zeros, started from
+/// one zero set to −1, the other tiers and the nonzero positions kept. Returns the changed
+/// scores if it settles on a nonzero fixpoint.
+fn endless_fake(rules: &Rules, n: u8, tiers: &[Vec<i8>], seed: usize) -> Option<Vec<i8>> {
+    let idx = TierIndex::new(n, IndexKind::Reachable);
+    let s = &tiers[n as usize];
+    let zeros: Vec<usize> = (0..s.len()).filter(|&i| s[i] == 0).collect();
+    let lookup = |p: &Position| {
+        let t = TierIndex::new(p.seeds(), IndexKind::Reachable);
+        tiers[p.seeds() as usize][t.rank(p).expect("reachable") as usize]
+    };
+    // For each zero: best value over exits and nonzero in-tier children, and zero children.
+    let mut fixed = Vec::with_capacity(zeros.len());
+    let mut kids: Vec<Vec<usize>> = Vec::with_capacity(zeros.len());
+    for &i in &zeros {
+        let p = idx.unrank(i as u64);
+        let moves = p.moves(rules);
+        let mut best = if moves.is_empty() {
+            i16::from(p.end_score())
+        } else {
+            i16::MIN
+        };
+        let mut zk = Vec::new();
+        for m in moves.iter() {
+            match m.outcome {
+                Outcome::Continue { child, captured: 0 } => {
+                    let c = idx.rank(&child).expect("same tier") as usize;
+                    if s[c] == 0 {
+                        zk.push(c);
+                    } else {
+                        best = best.max(-i16::from(s[c]));
+                    }
+                }
+                o => best = best.max(i16::from(o.value(lookup))),
+            }
+        }
+        fixed.push(best);
+        kids.push(zk);
+    }
+    let mut x = s.clone();
+    x[zeros[seed]] = -1;
+    for _ in 0..1000 {
+        let mut changed = false;
+        for (k, &i) in zeros.iter().enumerate() {
+            let v = kids[k]
+                .iter()
+                .map(|&c| -i16::from(x[c]))
+                .fold(fixed[k], i16::max);
+            let v = v as i8;
+            if x[i] != v {
+                x[i] = v;
+                changed = true;
+            }
+        }
+        if !changed {
+            return (x != *s).then_some(x);
+        }
+    }
+    None
+}
+
+/// The recurrence at index `i` of tier `n`, computed from `tiers` (independently of
+/// `verify_tier`), in `i16`.
+fn recurrence(rules: &Rules, tiers: &[Vec<i8>], n: u8, i: u64) -> i16 {
+    let p = TierIndex::new(n, IndexKind::Reachable).unrank(i);
+    let get = |q: &Position| {
+        let t = TierIndex::new(q.seeds(), IndexKind::Reachable);
+        i16::from(tiers[q.seeds() as usize][t.rank(q).expect("reachable") as usize])
+    };
+    let moves = p.moves(rules);
+    if moves.is_empty() {
+        return i16::from(p.end_score());
+    }
+    moves
+        .iter()
+        .map(|m| match m.outcome {
+            Outcome::Continue { child, captured } => i16::from(captured) - get(&child),
+            Outcome::End { score } => i16::from(score),
+        })
+        .max()
+        .unwrap_or(i16::MIN)
+}
+
+/// Whether the report names index `i` with `kind`, or lists 10 failures all before `i`
+/// (so that `i` may fail further on) out of more than 10.
+fn names(report: &VerifyReport, i: u64, stored: i8, kind: MismatchKind) -> bool {
+    let listed = report
+        .first
+        .iter()
+        .any(|m| m.index == i && m.stored == stored && m.kind == kind);
+    let crowded = report.first.len() == 10
+        && report.mismatches > 10
+        && report.first.iter().all(|m| m.index < i);
+    listed || crowded
+}
+
+#[test]
+fn a_changed_score_is_named() {
+    let n = 8u8;
+    for rules in presets() {
+        let (tiers, lower) = solve_all(&rules, n);
+        let idx = TierIndex::new(n, IndexKind::Reachable);
+        let size = idx.size();
+        let mut checked = 0;
+        for k in 0..40u64 {
+            let i = k * (size - 1) / 39;
+            let old = tiers[n as usize][i as usize];
+            for delta in [1i8, -1, 2, -2] {
+                let new = old + delta;
+                if new.unsigned_abs() > n {
+                    continue;
+                }
+                let mut t = tiers.clone();
+                t[n as usize][i as usize] = new;
+                let expected = recurrence(&rules, &t, n, i);
+                let report = verify_tier(&rules, n, &t[n as usize], &lower, &NoProgress);
+                assert!(!report.is_ok(), "{rules} {}: {old} -> {new}", idx.unrank(i));
+                for m in &report.first {
+                    assert_eq!(m.position, idx.unrank(m.index));
+                    assert_eq!(m.stored, t[n as usize][m.index as usize]);
+                }
+                if expected != i16::from(new) {
+                    // The position is not its own child: its recurrence must fail.
+                    assert_eq!(expected, i16::from(old));
+                    assert!(
+                        names(&report, i, new, MismatchKind::Recurrence { expected }),
+                        "{rules} {}: {old} -> {new}: {report:?}",
+                        idx.unrank(i)
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked >= 100, "{checked}");
+    }
+}
+
+#[test]
+fn out_of_range_scores_are_named_without_panic() {
+    let n = 7u8;
+    for rules in presets() {
+        let (tiers, lower) = solve_all(&rules, n);
+        let size = tiers[n as usize].len() as u64;
+        for (k, bad) in [8i8, -8, 48, i8::MIN, i8::MAX].into_iter().enumerate() {
+            let i = (k as u64 * 7919 + 13) % size;
+            let mut t = tiers.clone();
+            t[n as usize][i as usize] = bad;
+            let report = verify_tier(&rules, n, &t[n as usize], &lower, &NoProgress);
+            assert!(names(&report, i, bad, MismatchKind::Bound), "{report:?}");
+        }
+        // Corrupt lower tiers: nothing overflows; the parents are named.
+        let mut t = tiers.clone();
+        for v in t[(n - 2) as usize].iter_mut() {
+            *v = i8::MIN;
+        }
+        let mut bad_lower = LowerTiers::new();
+        for s in &t[..n as usize] {
+            bad_lower.push(Arc::from(s.clone()));
+        }
+        let report = verify_tier(&rules, n, &t[n as usize], &bad_lower, &NoProgress);
+        assert!(!report.is_ok());
+        for m in &report.first {
+            let expected = recurrence(&rules, &t, n, m.index);
+            assert_eq!(m.kind, MismatchKind::Recurrence { expected });
+            assert!(expected > 48);
+        }
+    }
+}
+
+/// Endless positions (true score 0) given nonzero values that satisfy the recurrence at
+/// every position (checked independently by `common::check_tier`): the local check passes
+/// and every changed position, and only those, is reported unjustified.
+#[test]
+fn consistent_fake_values_on_endless_positions_are_unjustified() {
+    let mut cases = 0;
+    for rules in presets() {
+        let (tiers, _) = solve_all(&rules, 4);
+        for n in [2u8, 4] {
+            let zeros = tiers[n as usize].iter().filter(|&&v| v == 0).count();
+            let Some(fake) = (0..zeros).find_map(|seed| endless_fake(&rules, n, &tiers, seed))
+            else {
+                continue;
+            };
+            let mut t = tiers.clone();
+            t[n as usize] = fake;
+            t.truncate(n as usize + 1);
+            let refs: Vec<&[i8]> = t.iter().map(|v| v.as_slice()).collect();
+            let bad = common::check_tier(&rules, &refs, n);
+            assert!(bad.is_empty(), "{rules} tier {n}: {bad:?}");
+            let changed: Vec<u64> = (0..t[n as usize].len())
+                .filter(|&i| t[n as usize][i] != tiers[n as usize][i])
+                .map(|i| i as u64)
+                .collect();
+            let mut lower = LowerTiers::new();
+            for s in &t[..n as usize] {
+                lower.push(Arc::from(s.clone()));
+            }
+            let report = verify_tier(&rules, n, &t[n as usize], &lower, &NoProgress);
+            assert_eq!(report.mismatches, changed.len() as u64, "{rules} tier {n}");
+            let listed: Vec<u64> = report.first.iter().map(|m| m.index).collect();
+            assert_eq!(listed, changed[..changed.len().min(10)]);
+            for m in &report.first {
+                assert_eq!(m.kind, MismatchKind::Unjustified, "{rules} tier {n}");
+                assert_ne!(m.stored, 0);
+            }
+            cases += 1;
+        }
+    }
+    // Tiers 2 and 4 of both presets have such value sets.
+    assert_eq!(cases, 4);
+}
+
+#[test]
+fn reports_do_not_depend_on_thread_count() {
+    let n = 10u8;
+    let rules = Rules::ABAPA;
+    let (tiers, lower) = solve_all(&rules, n);
+    let mut t = tiers[n as usize].clone();
+    let size = t.len();
+    for k in 0..60 {
+        let i = (k * 104_729 + 17) % size;
+        t[i] = if t[i] > 0 { t[i] - 1 } else { t[i] + 1 };
+    }
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("thread pool");
+        let mut r = pool.install(|| verify_tier(&rules, n, &t, &lower, &NoProgress));
+        r.seconds = 0.0;
+        r
+    };
+    let one = run(1);
+    assert!(one.mismatches >= 60, "{one:?}");
+    assert_eq!(one.first.len(), 10);
+    for threads in [2, 3] {
+        assert_eq!(run(threads), one, "{threads} threads");
+    }
+}
