@@ -13,5 +13,8 @@ pub struct Args {
 
 /// Runs `oware bench`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`oware bench` is not implemented yet (dir {})", args.dir.display())
+    anyhow::bail!(
+        "`oware bench` is not implemented yet (dir {})",
+        args.dir.display()
+    )
 }

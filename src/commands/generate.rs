@@ -13,5 +13,8 @@ pub struct Args {
 
 /// Runs `oware generate`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`oware generate` is not implemented yet (dir {})", args.dir.display())
+    anyhow::bail!(
+        "`oware generate` is not implemented yet (dir {})",
+        args.dir.display()
+    )
 }
