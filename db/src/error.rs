@@ -1,4 +1,7 @@
-//! Errors of parsing user input (rules and positions).
+//! Errors: of parsing user input (rules and positions), and of reading tables ([`Error`]).
+
+use std::io;
+use std::path::PathBuf;
 
 use thiserror::Error;
 
@@ -16,4 +19,133 @@ pub enum ParseError {
         /// What is wrong, in words.
         message: String,
     },
+}
+
+/// An error of writing, opening or probing tables, or of the manifest.
+///
+/// No file content causes a panic: whatever a table file holds, opening and probing it
+/// returns either a correct value or one of these errors.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The table of a tier that a probe needs is not in the directory.
+    #[error("missing tier {tier}: no table {path}")]
+    MissingTier {
+        /// The tier (seed count).
+        tier: u8,
+        /// The file that was looked for.
+        path: PathBuf,
+    },
+    /// The table or manifest was built under other rules than those asked for.
+    #[error("rules mismatch: the tables were built with rules `{table}`, asked for `{asked}`")]
+    RulesMismatch {
+        /// The rules the table or manifest records.
+        table: String,
+        /// The rules asked for.
+        asked: String,
+    },
+    /// The file does not start with the table magic: it is not an oware table.
+    #[error("{path}: not an oware table (bad magic)")]
+    BadMagic {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The table has a format version this reader does not know.
+    #[error("{path}: table format version {found}, this reader supports {supported}")]
+    UnsupportedVersion {
+        /// The file.
+        path: PathBuf,
+        /// The version in the file.
+        found: u32,
+        /// The version this reader supports.
+        supported: u32,
+    },
+    /// The file is shorter than its structure requires (or its trailer is missing).
+    #[error("{path}: truncated table ({size} bytes): {detail}")]
+    Truncated {
+        /// The file.
+        path: PathBuf,
+        /// The file's size in bytes.
+        size: u64,
+        /// What is missing.
+        detail: String,
+    },
+    /// The header is damaged or inconsistent (header checksum, field values, trailer).
+    #[error("{path}: bad table header: {detail}")]
+    BadHeader {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        detail: String,
+    },
+    /// The whole-file checksum does not match the one stored in the file (or the manifest).
+    #[error("{path}: checksum mismatch: stored {stored}, computed {computed}")]
+    ChecksumMismatch {
+        /// The file.
+        path: PathBuf,
+        /// The checksum stored (hex).
+        stored: String,
+        /// The checksum of the bytes as read (hex).
+        computed: String,
+    },
+    /// One compressed block is damaged: its checksum, offsets or decompressed size are wrong.
+    #[error("{path}: corrupt block {block}: {detail}")]
+    CorruptBlock {
+        /// The file.
+        path: PathBuf,
+        /// The block number.
+        block: u64,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A stored score is outside `-n..=n` for its tier `n`.
+    #[error("{path}: entry {index} holds {value}, outside -{tier}..={tier}")]
+    BadValue {
+        /// The file.
+        path: PathBuf,
+        /// The tier.
+        tier: u8,
+        /// The entry.
+        index: u64,
+        /// The stored value.
+        value: i8,
+    },
+    /// An entry number at or past the end of the table.
+    #[error("entry {index} is out of range: the table holds {len} entries")]
+    IndexOutOfRange {
+        /// The entry asked for.
+        index: u64,
+        /// The number of entries.
+        len: u64,
+    },
+    /// A game state given to a probe is impossible (e.g. more than 48 seeds in all).
+    #[error("invalid game state: {0}")]
+    InvalidState(String),
+    /// An input/output error on a file or directory.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+    /// The manifest is unreadable or inconsistent with the tables.
+    #[error("{path}: bad manifest: {detail}")]
+    Manifest {
+        /// The manifest file.
+        path: PathBuf,
+        /// What is wrong.
+        detail: String,
+    },
+}
+
+impl Error {
+    /// Wraps an I/O error with the path it happened on.
+    pub fn io(path: impl Into<PathBuf>, source: io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
 }

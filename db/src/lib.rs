@@ -19,13 +19,20 @@
 #![warn(missing_docs)]
 
 mod error;
+pub mod format;
 mod index;
+pub mod manifest;
 mod moves;
 mod position;
 mod rules;
+mod table;
+mod tablebase;
 
-pub use error::ParseError;
+pub use error::{Error, ParseError};
 pub use index::{binomial, tier_size, Cursor, IndexKind, TierIndex};
+pub use manifest::{Manifest, TierEntry, TierStats};
 pub use moves::{Move, MoveList, Outcome};
 pub use position::{Position, HOUSES, MAX_SEEDS};
 pub use rules::{CaptureSet, GrandSlam, Rules, Starve, PRESETS};
+pub use table::Table;
+pub use tablebase::{game_outcome, GameOutcome, GameResult, MoveScore, Tablebase};

@@ -5,11 +5,16 @@
 
 #![warn(missing_docs)]
 
+mod generate;
 mod lower;
 mod progress;
 mod tier;
+pub mod table_writer;
 mod verify;
 
+pub use generate::{
+    available_memory, generate, GenerateError, GenerateObserver, GenerateOptions, TierReport,
+};
 pub use lower::LowerTiers;
 pub use progress::{NoProgress, Phase, Progress};
 pub use tier::{solve_tier, tier_memory, SolveStats, TierScores};

@@ -1,7 +1,14 @@
-//! `oware info`.
+//! `oware info`: the tiers present in a table directory, their rules, sizes, checksums and
+//! the statistics the manifest holds.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+use anyhow::Context;
+use oware_db::format::tier_file_name;
+use oware_db::{Manifest, Table, TierStats};
+use serde_json::{json, Value};
 
 /// Arguments of `oware info`.
 #[derive(clap::Args)]
@@ -9,12 +16,190 @@ pub struct Args {
     /// Directory of the tables.
     #[arg(long, default_value = "tables")]
     pub dir: PathBuf,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Skip hashing every file (the checksum state is then `not checked`).
+    #[arg(long)]
+    pub quick: bool,
+}
+
+/// What `info` found about one tier.
+struct TierInfo {
+    tier: u8,
+    row: Value,
+    ok: bool,
+}
+
+fn tier_info(args: &Args, manifest: Option<&Manifest>, n: u8) -> TierInfo {
+    let entry = manifest.and_then(|m| m.tiers.get(&n));
+    let file = entry.map_or_else(|| tier_file_name(n), |e| e.file.clone());
+    let path = args.dir.join(&file);
+    let mut row = json!({ "tier": n, "file": file });
+    if let Some(s) = entry.and_then(|e| e.stats.as_ref()) {
+        row["stats"] = serde_json::to_value(s).unwrap_or(Value::Null);
+    }
+    let t = match Table::open(&path) {
+        Ok(t) => t,
+        Err(e) => {
+            row["error"] = json!(e.to_string());
+            return TierInfo {
+                tier: n,
+                row,
+                ok: false,
+            };
+        }
+    };
+    let mut ok = true;
+    let state = if args.quick {
+        "not checked".to_string()
+    } else {
+        match t.verify_checksum() {
+            Ok(_) => "ok".to_string(),
+            Err(e) => {
+                ok = false;
+                format!("BAD: {e}")
+            }
+        }
+    };
+    let state = match entry {
+        Some(e) if e.checksum != t.checksum_hex() => {
+            ok = false;
+            format!("{state}; differs from the manifest ({})", e.checksum)
+        }
+        Some(e) if e.entries != t.len() || e.file_size != t.file_size() => {
+            ok = false;
+            format!("{state}; size differs from the manifest")
+        }
+        None if manifest.is_some() => format!("{state}; not in the manifest"),
+        _ => state,
+    };
+    row["rules"] = json!(t.rules().to_string());
+    row["index"] = json!(t.kind().name());
+    row["entries"] = json!(t.len());
+    row["file_size"] = json!(t.file_size());
+    row["bits_per_position"] = json!(t.bits_per_entry());
+    row["block_entries"] = json!(t.block_entries());
+    row["compression_level"] = json!(t.header().level);
+    row["checksum"] = json!(t.checksum_hex());
+    row["checksum_state"] = json!(state);
+    TierInfo { tier: n, row, ok }
+}
+
+fn stats_line(s: &TierStats) -> String {
+    let (mut win, mut draw, mut loss) = (0u64, 0u64, 0u64);
+    for (&v, &c) in &s.histogram {
+        match v.signum() {
+            1 => win += c,
+            0 => draw += c,
+            _ => loss += c,
+        }
+    }
+    format!(
+        "win {win}, draw {draw}, loss {loss} (mover's side); finite {}, endless {}; {:.2} s on {} threads",
+        s.finite, s.endless, s.seconds, s.threads
+    )
 }
 
 /// Runs `oware info`.
+///
+/// # Errors
+/// The directory cannot be read, or its manifest is bad.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!(
-        "`oware info` is not implemented yet (dir {})",
-        args.dir.display()
-    )
+    let manifest = Manifest::load(&args.dir)?;
+    let mut tiers: BTreeSet<u8> = manifest
+        .as_ref()
+        .map(|m| m.tiers.keys().copied().collect())
+        .unwrap_or_default();
+    for e in std::fs::read_dir(&args.dir)
+        .with_context(|| format!("reading the directory {}", args.dir.display()))?
+    {
+        let name = e?.file_name();
+        let name = name.to_string_lossy();
+        if let Some(n) = name
+            .strip_prefix("tier-")
+            .and_then(|r| r.strip_suffix(".owt"))
+            .and_then(|d| d.parse::<u8>().ok())
+        {
+            if n <= 48 && tier_file_name(n) == name {
+                tiers.insert(n);
+            }
+        }
+    }
+    let infos: Vec<TierInfo> = tiers
+        .iter()
+        .map(|&n| tier_info(&args, manifest.as_ref(), n))
+        .collect();
+    let all_ok = infos.iter().all(|i| i.ok);
+    let rules = manifest.as_ref().map(|m| m.rules.clone()).or_else(|| {
+        infos
+            .iter()
+            .find_map(|i| i.row["rules"].as_str().map(str::to_string))
+    });
+    let total_size: u64 = infos
+        .iter()
+        .filter_map(|i| i.row["file_size"].as_u64())
+        .sum();
+    let total_entries: u64 = infos.iter().filter_map(|i| i.row["entries"].as_u64()).sum();
+    if args.json {
+        let v = json!({
+            "dir": args.dir.display().to_string(),
+            "rules": rules,
+            "index": manifest.as_ref().map(|m| m.index.clone()),
+            "format": manifest.as_ref().map(|m| m.format),
+            "manifest": manifest.is_some(),
+            "entries": total_entries,
+            "file_size": total_size,
+            "tiers": infos.iter().map(|i| i.row.clone()).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        println!("directory  {}", args.dir.display());
+        println!("rules      {}", rules.as_deref().unwrap_or("(no tables)"));
+        match &manifest {
+            Some(m) => println!("manifest   format {}, index {}", m.format, m.index),
+            None => println!("manifest   none"),
+        }
+        println!(
+            "tiers      {} ({} positions, {} bytes)",
+            infos.len(),
+            total_entries,
+            total_size
+        );
+        println!(
+            "{:>4}  {:>14}  {:>14}  {:>8}  {:>6}  {:>5}  checksum",
+            "tier", "entries", "bytes", "bits/pos", "block", "level"
+        );
+        for i in &infos {
+            let r = &i.row;
+            if let Some(e) = r["error"].as_str() {
+                println!("{:>4}  error: {e}", i.tier);
+                continue;
+            }
+            println!(
+                "{:>4}  {:>14}  {:>14}  {:>8.3}  {:>6}  {:>5}  {}",
+                i.tier,
+                r["entries"],
+                r["file_size"],
+                r["bits_per_position"].as_f64().unwrap_or(0.0),
+                r["block_entries"],
+                r["compression_level"],
+                r["checksum_state"].as_str().unwrap_or("")
+            );
+        }
+        for i in &infos {
+            if let Some(s) = manifest
+                .as_ref()
+                .and_then(|m| m.tiers.get(&i.tier))
+                .and_then(|e| e.stats.as_ref())
+            {
+                println!("tier {:>2}: {}", i.tier, stats_line(s));
+            }
+        }
+    }
+    Ok(if all_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }

@@ -1,7 +1,13 @@
-//! `oware probe`.
+//! `oware probe`: the exact score of a position and of every move, or a batch on stdin.
 
+use std::io::{self, BufRead, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+use anyhow::Context;
+use oware_db::{GameResult, MoveScore, Position, Rules, Tablebase};
+use rayon::prelude::*;
+use serde_json::{json, Value};
 
 /// Arguments of `oware probe`.
 #[derive(clap::Args)]
@@ -9,12 +15,207 @@ pub struct Args {
     /// Directory of the tables.
     #[arg(long, default_value = "tables")]
     pub dir: PathBuf,
+    /// Rules the tables must have been built with (e.g. `abapa`, `awari`,
+    /// `abapa+grand-slam=illegal`).
+    #[arg(long, default_value = "abapa")]
+    pub rules: Rules,
+    /// Print JSON (the shape of the Lichess tablebase API; see README).
+    #[arg(long)]
+    pub json: bool,
+    /// Also print the best line.
+    #[arg(long)]
+    pub line: bool,
+    /// Longest best line printed by --line, in plies.
+    #[arg(long, default_value_t = 100)]
+    pub max_plies: usize,
+    /// Seeds already captured by the mover and by the opponent, `A,B`: also print the
+    /// outcome of the game (win/draw/loss and the final totals).
+    #[arg(long, value_name = "A,B")]
+    pub captured: Option<String>,
+    /// The position: 12 house counts, mover's houses first (one argument or twelve), or `-`
+    /// to read one position per line from stdin and print `position<TAB>score` lines.
+    #[arg(required = true, num_args = 1.., allow_hyphen_values = true)]
+    pub position: Vec<String>,
+}
+
+/// `win`, `draw` or `loss` for a score (or a final difference) from the mover's side.
+fn category(score: i32) -> &'static str {
+    GameResult::of(score).name()
 }
 
 /// Runs `oware probe`.
+///
+/// # Errors
+/// The tables cannot be opened or probed, or the position does not parse.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!(
-        "`oware probe` is not implemented yet (dir {})",
-        args.dir.display()
-    )
+    let tb = Tablebase::open(&args.dir, &args.rules)
+        .with_context(|| format!("opening the tables in {}", args.dir.display()))?;
+    if args.position.len() == 1 && args.position[0] == "-" {
+        return batch(&tb);
+    }
+    let text = args.position.join(" ");
+    let p: Position = text.parse()?;
+    let captured = match &args.captured {
+        None => None,
+        Some(s) => {
+            let (a, b) = s
+                .split_once(',')
+                .context("--captured takes A,B (mover's and opponent's captured seeds)")?;
+            Some((a.trim().parse::<u8>()?, b.trim().parse::<u8>()?))
+        }
+    };
+    let score = tb.score(&p)?;
+    let moves = tb.moves(&p)?;
+    let line = if args.line {
+        Some(tb.best_line(&p, args.max_plies)?)
+    } else {
+        None
+    };
+    let outcome = match captured {
+        Some((a, b)) => Some(tb.outcome(&p, a, b)?),
+        None => None,
+    };
+    let mut out = io::stdout().lock();
+    if args.json {
+        let mut v = json!({
+            "position": p.to_string(),
+            "rules": args.rules.to_string(),
+            "seeds": p.seeds(),
+            "score": score,
+            "category": category(score.into()),
+            "moves": moves.iter().map(move_json).collect::<Vec<_>>(),
+        });
+        if let Some(line) = &line {
+            v["line"] = line.iter().map(move_json).collect();
+        }
+        if let Some(o) = outcome {
+            v["outcome"] = json!({
+                "category": o.result.name(),
+                "difference": o.difference,
+                "mover_total": o.mover_total,
+                "opponent_total": o.opponent_total,
+            });
+        }
+        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    writeln!(
+        out,
+        "position  {p}  ({} seeds, rules {})",
+        p.seeds(),
+        args.rules
+    )?;
+    writeln!(
+        out,
+        "score     {score:+} ({} for the side to move)",
+        category(score.into())
+    )?;
+    if moves.is_empty() {
+        writeln!(out, "no legal move: the game is over")?;
+    } else {
+        writeln!(out, "house  captures  score  category  position after")?;
+        for m in &moves {
+            writeln!(
+                out,
+                "{:>5}  {:>8}  {:>+5}  {:<8}  {}",
+                m.house,
+                m.captured,
+                m.score,
+                category(m.score.into()),
+                m.child.map_or("(game over)".to_string(), |c| c.to_string())
+            )?;
+        }
+    }
+    if let Some(line) = &line {
+        let houses: Vec<String> = line.iter().map(|m| m.house.to_string()).collect();
+        writeln!(
+            out,
+            "best line ({} plies): {}",
+            line.len(),
+            houses.join(" ")
+        )?;
+        for (k, m) in line.iter().enumerate() {
+            writeln!(
+                out,
+                "{:>4}. house {} captures {:>2}  value {:+}  -> {}",
+                k + 1,
+                m.house,
+                m.captured,
+                m.score,
+                m.child.map_or("(game over)".to_string(), |c| c.to_string())
+            )?;
+        }
+    }
+    if let Some(o) = outcome {
+        writeln!(
+            out,
+            "outcome   {} for the side to move: final totals {} - {} (difference {:+})",
+            o.result.name(),
+            o.mover_total,
+            o.opponent_total,
+            o.difference
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn move_json(m: &MoveScore) -> Value {
+    json!({
+        "house": m.house,
+        "captures": m.captured,
+        "score": m.score,
+        "category": category(m.score.into()),
+        "position": m.child.map(|c| c.to_string()),
+    })
+}
+
+/// Lines probed per parallel batch.
+const BATCH_LINES: usize = 1 << 16;
+
+/// Batch mode: one position per line on stdin, `position<TAB>score` per line on stdout; a
+/// bad line prints `<line><TAB>error: line N: ...` and the run goes on.
+fn batch(tb: &Tablebase) -> anyhow::Result<ExitCode> {
+    let stdin = io::stdin();
+    let mut input = stdin.lock();
+    let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    let mut line_no = 0usize;
+    let mut failed = 0usize;
+    loop {
+        let mut lines = Vec::with_capacity(BATCH_LINES);
+        for _ in 0..BATCH_LINES {
+            let mut s = String::new();
+            if input.read_line(&mut s)? == 0 {
+                break;
+            }
+            lines.push(s);
+        }
+        if lines.is_empty() {
+            break;
+        }
+        let first = line_no + 1;
+        line_no += lines.len();
+        let results: Vec<Result<(Position, i8), String>> = lines
+            .par_iter()
+            .map(|s| {
+                let p: Position = s.trim().parse().map_err(|e| format!("{e}"))?;
+                let v = tb.score(&p).map_err(|e| format!("{e}"))?;
+                Ok((p, v))
+            })
+            .collect();
+        for (k, (r, s)) in results.into_iter().zip(&lines).enumerate() {
+            match r {
+                Ok((p, v)) => writeln!(out, "{p}\t{v}")?,
+                Err(e) => {
+                    failed += 1;
+                    writeln!(out, "{}\terror: line {}: {e}", s.trim(), first + k)?;
+                }
+            }
+        }
+    }
+    out.flush()?;
+    if failed > 0 {
+        eprintln!("{failed} of {line_no} lines failed");
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,293 @@
+//! The byte layout of a tier table file (`tier-NN.owt`), shared by the writer and the reader.
+//! `db/FORMAT.md` describes it in words; this module is its single definition in code.
+//!
+//! ```text
+//! header   48 fixed bytes + rules text padded to 8, ending with an xxh3-64 of itself
+//! blocks   zstd frames, one per block of `block_entries` scores (one i8 each)
+//! index    one 16-byte entry per block: start offset (u64), xxh3-64 of the compressed bytes
+//! trailer  index offset (u64), block count (u64), end magic (8), blake3 of all before (32)
+//! ```
+//! Every integer is little-endian.
+
+use std::path::Path;
+
+use crate::error::Error;
+use crate::index::{IndexKind, TierIndex};
+use crate::position::MAX_SEEDS;
+use crate::rules::Rules;
+
+/// The first 8 bytes of every table.
+pub const MAGIC: [u8; 8] = *b"OWARE-TB";
+/// The 8 bytes before the final checksum.
+pub const END_MAGIC: [u8; 8] = *b"OWTB-END";
+/// The format version this code writes and reads.
+pub const VERSION: u32 = 1;
+/// Size of the fixed part of the header.
+pub const FIXED_HEADER: usize = 48;
+/// Size of one block-index entry.
+pub const INDEX_ENTRY: usize = 16;
+/// Size of the trailer.
+pub const TRAILER: usize = 56;
+/// Size of the whole-file checksum (blake3) at the very end.
+pub const CHECKSUM_LEN: usize = 32;
+/// Value encoding 1: one signed byte per position, the score.
+pub const ENCODING_I8_SCORE: u8 = 1;
+/// Compression 1: every block is one zstd frame.
+pub const COMPRESSION_ZSTD: u8 = 1;
+/// The largest block the reader accepts (entries); a guard against absurd headers.
+pub const MAX_BLOCK_ENTRIES: u32 = 1 << 24;
+/// The longest rules text a header may hold.
+pub const MAX_RULES_LEN: usize = 1024;
+/// Default entries per block of the writer.
+pub const DEFAULT_BLOCK_ENTRIES: u32 = 4096;
+/// Default zstd level of the writer.
+pub const DEFAULT_LEVEL: i32 = 9;
+
+/// The file name of tier `n`: `tier-NN.owt`.
+pub fn tier_file_name(n: u8) -> String {
+    format!("tier-{n:02}.owt")
+}
+
+/// The checksum of one compressed block, stored in its index entry.
+#[inline]
+pub fn block_checksum(bytes: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(bytes)
+}
+
+/// Lower-case hex of bytes.
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+/// The header fields of a table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// Format version.
+    pub version: u32,
+    /// Tier `n` (seeds on the board).
+    pub tier: u8,
+    /// The index the entries follow.
+    pub kind: IndexKind,
+    /// Number of entries (positions) in the table.
+    pub entries: u64,
+    /// Entries per block (the last block may hold fewer).
+    pub block_entries: u32,
+    /// The value encoding ([`ENCODING_I8_SCORE`]).
+    pub encoding: u8,
+    /// The compression ([`COMPRESSION_ZSTD`]).
+    pub compression: u8,
+    /// The zstd level the blocks were compressed with (informational).
+    pub level: i32,
+    /// The rules the table was built with.
+    pub rules: Rules,
+}
+
+fn kind_code(kind: IndexKind) -> u8 {
+    match kind {
+        IndexKind::Dense => 0,
+        IndexKind::Reachable => 1,
+    }
+}
+
+fn read_u32(b: &[u8], at: usize) -> u32 {
+    let mut a = [0u8; 4];
+    a.copy_from_slice(&b[at..at + 4]);
+    u32::from_le_bytes(a)
+}
+
+/// Reads a little-endian `u64` at `at` of `b` (the caller checks the bounds).
+pub fn read_u64(b: &[u8], at: usize) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(a)
+}
+
+impl Header {
+    /// A version-1 header for a table of tier `tier` under `rules`.
+    pub fn new(rules: &Rules, tier: u8, kind: IndexKind, block_entries: u32, level: i32) -> Self {
+        Header {
+            version: VERSION,
+            tier,
+            kind,
+            entries: TierIndex::new(tier, kind).size(),
+            block_entries,
+            encoding: ENCODING_I8_SCORE,
+            compression: COMPRESSION_ZSTD,
+            level,
+            rules: *rules,
+        }
+    }
+
+    /// Number of blocks.
+    pub fn block_count(&self) -> u64 {
+        self.entries.div_ceil(u64::from(self.block_entries.max(1)))
+    }
+
+    /// Number of entries of block `b`.
+    pub fn block_len(&self, b: u64) -> usize {
+        let start = b * u64::from(self.block_entries);
+        (self.entries - start).min(u64::from(self.block_entries)) as usize
+    }
+
+    /// The encoded header, its length a multiple of 8.
+    pub fn encode(&self) -> Vec<u8> {
+        let rules = self.rules.to_string().into_bytes();
+        let padded = rules.len().div_ceil(8) * 8;
+        let len = FIXED_HEADER + padded;
+        let mut b = Vec::with_capacity(len);
+        b.extend_from_slice(&MAGIC);
+        b.extend_from_slice(&self.version.to_le_bytes());
+        b.extend_from_slice(&(len as u32).to_le_bytes());
+        b.extend_from_slice(&self.entries.to_le_bytes());
+        b.extend_from_slice(&self.block_entries.to_le_bytes());
+        b.push(self.tier);
+        b.push(kind_code(self.kind));
+        b.push(self.encoding);
+        b.push(self.compression);
+        b.extend_from_slice(&self.level.to_le_bytes());
+        b.extend_from_slice(&(rules.len() as u16).to_le_bytes());
+        b.extend_from_slice(&[0, 0]);
+        debug_assert_eq!(b.len(), 40);
+        b.extend_from_slice(&[0; 8]); // checksum, filled below
+        b.extend_from_slice(&rules);
+        b.resize(len, 0);
+        let sum = header_checksum(&b);
+        b[40..48].copy_from_slice(&sum.to_le_bytes());
+        b
+    }
+
+    /// Decodes and validates the header at the start of `file` (the whole file's bytes);
+    /// returns it with its encoded length. Checks the magic, the version, the header
+    /// checksum, every field's range, and that the entry count is the size of the tier's
+    /// index.
+    ///
+    /// # Errors
+    /// [`Error::Truncated`], [`Error::BadMagic`], [`Error::UnsupportedVersion`],
+    /// [`Error::BadHeader`].
+    pub fn decode(path: &Path, file: &[u8]) -> Result<(Header, usize), Error> {
+        let size = file.len() as u64;
+        let truncated = |detail: &str| Error::Truncated {
+            path: path.to_path_buf(),
+            size,
+            detail: detail.to_string(),
+        };
+        let bad = |detail: String| Error::BadHeader {
+            path: path.to_path_buf(),
+            detail,
+        };
+        if file.len() < MAGIC.len() {
+            return Err(truncated("shorter than the magic"));
+        }
+        if file[..8] != MAGIC {
+            return Err(Error::BadMagic {
+                path: path.to_path_buf(),
+            });
+        }
+        if file.len() < FIXED_HEADER {
+            return Err(truncated("shorter than the header"));
+        }
+        let version = read_u32(file, 8);
+        let len = read_u32(file, 12) as usize;
+        let rules_len = usize::from(u16::from_le_bytes([file[36], file[37]]));
+        if len < FIXED_HEADER || len % 8 != 0 || len > FIXED_HEADER + MAX_RULES_LEN + 8 {
+            return Err(bad(format!("header length {len}")));
+        }
+        if file.len() < len {
+            return Err(truncated("shorter than the header"));
+        }
+        let stored = read_u64(file, 40);
+        if header_checksum(&file[..len]) != stored {
+            return Err(bad("header checksum mismatch".into()));
+        }
+        if version != VERSION {
+            return Err(Error::UnsupportedVersion {
+                path: path.to_path_buf(),
+                found: version,
+                supported: VERSION,
+            });
+        }
+        if rules_len > len - FIXED_HEADER || len - FIXED_HEADER - rules_len >= 8 {
+            return Err(bad(format!("rules length {rules_len}")));
+        }
+        let entries = read_u64(file, 16);
+        let block_entries = read_u32(file, 24);
+        let tier = file[28];
+        let kind = match file[29] {
+            0 => IndexKind::Dense,
+            1 => IndexKind::Reachable,
+            k => return Err(bad(format!("index kind {k}"))),
+        };
+        let encoding = file[30];
+        let compression = file[31];
+        let level = read_u32(file, 32) as i32;
+        if tier > MAX_SEEDS {
+            return Err(bad(format!("tier {tier}")));
+        }
+        if encoding != ENCODING_I8_SCORE {
+            return Err(bad(format!("value encoding {encoding}")));
+        }
+        if compression != COMPRESSION_ZSTD {
+            return Err(bad(format!("compression {compression}")));
+        }
+        if block_entries == 0 || block_entries > MAX_BLOCK_ENTRIES {
+            return Err(bad(format!("{block_entries} entries per block")));
+        }
+        let expected = TierIndex::new(tier, kind).size();
+        if entries != expected {
+            return Err(bad(format!(
+                "{entries} entries; tier {tier} ({}) has {expected}",
+                kind.name()
+            )));
+        }
+        let text = std::str::from_utf8(&file[FIXED_HEADER..FIXED_HEADER + rules_len])
+            .map_err(|_| bad("rules text is not UTF-8".into()))?;
+        let rules: Rules = text
+            .parse()
+            .map_err(|e| bad(format!("rules text `{text}`: {e}")))?;
+        Ok((
+            Header {
+                version,
+                tier,
+                kind,
+                entries,
+                block_entries,
+                encoding,
+                compression,
+                level,
+                rules,
+            },
+            len,
+        ))
+    }
+}
+
+/// xxh3-64 of the header with its checksum field taken as zero.
+fn header_checksum(header: &[u8]) -> u64 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(&header[..40]);
+    h.update(&[0; 8]);
+    h.update(&header[48..]);
+    h.digest()
+}
+
+/// Encodes one block-index entry.
+pub fn encode_index_entry(start: u64, checksum: u64) -> [u8; INDEX_ENTRY] {
+    let mut e = [0u8; INDEX_ENTRY];
+    e[..8].copy_from_slice(&start.to_le_bytes());
+    e[8..].copy_from_slice(&checksum.to_le_bytes());
+    e
+}
+
+/// Encodes the trailer less its last 32 bytes (the blake3 of everything before them).
+pub fn encode_trailer_head(index_offset: u64, block_count: u64) -> [u8; TRAILER - CHECKSUM_LEN] {
+    let mut t = [0u8; TRAILER - CHECKSUM_LEN];
+    t[..8].copy_from_slice(&index_offset.to_le_bytes());
+    t[8..16].copy_from_slice(&block_count.to_le_bytes());
+    t[16..24].copy_from_slice(&END_MAGIC);
+    t
+}

@@ -1,0 +1,313 @@
+//! The reader of one tier table: a memory-mapped file, one block decompressed per probe, and
+//! a small cache of decompressed blocks shared by all threads.
+
+use std::cell::RefCell;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+
+use memmap2::Mmap;
+
+use crate::error::Error;
+use crate::format::{self, Header, CHECKSUM_LEN, END_MAGIC, INDEX_ENTRY, TRAILER};
+use crate::index::IndexKind;
+use crate::rules::Rules;
+
+/// Bytes of decompressed blocks a table keeps in its cache (at least 16 blocks).
+const CACHE_BYTES: usize = 1 << 20;
+
+/// One slot of the direct-mapped block cache.
+struct Slot {
+    block: u64,
+    data: Vec<u8>,
+}
+
+thread_local! {
+    /// One zstd decompression context per thread, reused by every probe.
+    static DCTX: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
+}
+
+/// An open tier table.
+///
+/// [`Table::get`] decompresses the one block that holds the entry (checking that block's
+/// checksum first) and keeps it in a small direct-mapped cache, so probes of nearby
+/// entries do not decompress again. A `Table` is `Send + Sync`: probe it from many threads.
+pub struct Table {
+    path: PathBuf,
+    map: Mmap,
+    header: Header,
+    header_len: usize,
+    index_offset: usize,
+    block_count: u64,
+    cache: Vec<Mutex<Slot>>,
+}
+
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Table")
+            .field("path", &self.path)
+            .field("header", &self.header)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Table {
+    /// Opens and maps a table; validates the header (magic, version, header checksum, fields)
+    /// and the trailer and the block index's position. Does not hash the whole file: see
+    /// [`Table::verify_checksum`]. Every block's own checksum is checked when it is read.
+    ///
+    /// # Errors
+    /// [`Error::Io`] (the file cannot be opened or mapped), [`Error::BadMagic`],
+    /// [`Error::UnsupportedVersion`], [`Error::Truncated`], [`Error::BadHeader`].
+    pub fn open(path: &Path) -> Result<Table, Error> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let size = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        if size < format::MAGIC.len() as u64 {
+            return Err(Error::Truncated {
+                path: path.to_path_buf(),
+                size,
+                detail: "shorter than the magic".into(),
+            });
+        }
+        // SAFETY: the map is read-only and private to this process. Tables are written to a
+        // temporary file and renamed into place, so a published table is never modified in
+        // place; the caller must not truncate or rewrite a table file while it is open (that
+        // would make reads of the missing pages fault). Every read below is bounds-checked
+        // against the map's length, which is fixed at mapping time.
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
+        Self::from_map(path, map)
+    }
+
+    fn from_map(path: &Path, map: Mmap) -> Result<Table, Error> {
+        let bytes: &[u8] = &map;
+        let size = bytes.len() as u64;
+        let (header, header_len) = Header::decode(path, bytes)?;
+        let truncated = |detail: &str| Error::Truncated {
+            path: path.to_path_buf(),
+            size,
+            detail: detail.to_string(),
+        };
+        let bad = |detail: String| Error::BadHeader {
+            path: path.to_path_buf(),
+            detail,
+        };
+        if bytes.len() < header_len + TRAILER {
+            return Err(truncated("no room for the trailer"));
+        }
+        let t = bytes.len() - TRAILER;
+        if bytes[t + 16..t + 24] != END_MAGIC {
+            return Err(truncated(
+                "the trailer is missing (file cut short or damaged)",
+            ));
+        }
+        let index_offset = format::read_u64(bytes, t);
+        let block_count = format::read_u64(bytes, t + 8);
+        if block_count != header.block_count() {
+            return Err(bad(format!(
+                "trailer says {block_count} blocks, the header {}",
+                header.block_count()
+            )));
+        }
+        let expected_index = (t as u64).checked_sub(block_count.saturating_mul(INDEX_ENTRY as u64));
+        if expected_index != Some(index_offset) || index_offset < header_len as u64 {
+            return Err(bad(format!(
+                "block index at {index_offset} does not end at the trailer ({t})"
+            )));
+        }
+        let slots = (CACHE_BYTES / header.block_entries as usize).clamp(16, 1024);
+        let cache = (0..slots)
+            .map(|_| {
+                Mutex::new(Slot {
+                    block: u64::MAX,
+                    data: Vec::new(),
+                })
+            })
+            .collect();
+        Ok(Table {
+            path: path.to_path_buf(),
+            header,
+            header_len,
+            index_offset: index_offset as usize,
+            block_count,
+            map,
+            cache,
+        })
+    }
+
+    /// The file this table was opened from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The decoded header.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// The rules the table was built with.
+    pub fn rules(&self) -> Rules {
+        self.header.rules
+    }
+
+    /// The tier (seeds on the board).
+    pub fn tier(&self) -> u8 {
+        self.header.tier
+    }
+
+    /// The index kind the entries follow.
+    pub fn kind(&self) -> IndexKind {
+        self.header.kind
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> u64 {
+        self.header.entries
+    }
+
+    /// Whether the table has no entries (never true for a valid table).
+    pub fn is_empty(&self) -> bool {
+        self.header.entries == 0
+    }
+
+    /// Entries per block.
+    pub fn block_entries(&self) -> u32 {
+        self.header.block_entries
+    }
+
+    /// Number of blocks.
+    pub fn block_count(&self) -> u64 {
+        self.block_count
+    }
+
+    /// The file's size in bytes.
+    pub fn file_size(&self) -> u64 {
+        self.map.len() as u64
+    }
+
+    /// Bits of file per entry.
+    pub fn bits_per_entry(&self) -> f64 {
+        self.file_size() as f64 * 8.0 / self.len().max(1) as f64
+    }
+
+    /// The whole-file checksum stored in the file (blake3, hex).
+    pub fn checksum_hex(&self) -> String {
+        format::hex(&self.map[self.map.len() - CHECKSUM_LEN..])
+    }
+
+    /// Hashes the whole file (blake3) and compares with the stored checksum; returns the
+    /// checksum (hex) when they agree.
+    ///
+    /// # Errors
+    /// [`Error::ChecksumMismatch`].
+    pub fn verify_checksum(&self) -> Result<String, Error> {
+        let body = &self.map[..self.map.len() - CHECKSUM_LEN];
+        let computed = format::hex(blake3::hash(body).as_bytes());
+        let stored = self.checksum_hex();
+        if computed == stored {
+            Ok(computed)
+        } else {
+            Err(Error::ChecksumMismatch {
+                path: self.path.clone(),
+                stored,
+                computed,
+            })
+        }
+    }
+
+    /// The score stored at entry `index`.
+    ///
+    /// # Errors
+    /// [`Error::IndexOutOfRange`], [`Error::CorruptBlock`] (the block's checksum, offsets or
+    /// decompressed size are wrong).
+    pub fn get(&self, index: u64) -> Result<i8, Error> {
+        if index >= self.header.entries {
+            return Err(Error::IndexOutOfRange {
+                index,
+                len: self.header.entries,
+            });
+        }
+        let be = u64::from(self.header.block_entries);
+        let block = index / be;
+        let at = (index % be) as usize;
+        let slot = &self.cache[(block % self.cache.len() as u64) as usize];
+        let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot.block != block {
+            slot.block = u64::MAX;
+            let len = self.header.block_len(block);
+            slot.data.resize(len, 0);
+            self.decompress_block(block, &mut slot.data)?;
+            slot.block = block;
+        }
+        match slot.data.get(at) {
+            Some(&v) => Ok(v as i8),
+            None => Err(self.corrupt(block, "short block".into())),
+        }
+    }
+
+    /// Decompresses every block in order: the whole table's scores.
+    ///
+    /// # Errors
+    /// [`Error::CorruptBlock`].
+    pub fn read_all(&self) -> Result<Vec<i8>, Error> {
+        let entries = usize::try_from(self.header.entries)
+            .map_err(|_| self.corrupt(0, "too many entries for this machine".into()))?;
+        let mut out = vec![0u8; entries];
+        let be = self.header.block_entries as usize;
+        for (b, chunk) in out.chunks_mut(be).enumerate() {
+            self.decompress_block(b as u64, chunk)?;
+        }
+        Ok(out.into_iter().map(|v| v as i8).collect())
+    }
+
+    fn corrupt(&self, block: u64, detail: String) -> Error {
+        Error::CorruptBlock {
+            path: self.path.clone(),
+            block,
+            detail,
+        }
+    }
+
+    /// The compressed bytes and stored checksum of block `b`.
+    fn block_bytes(&self, b: u64) -> Result<(&[u8], u64), Error> {
+        let bytes: &[u8] = &self.map;
+        let e = self.index_offset + b as usize * INDEX_ENTRY;
+        let start = format::read_u64(bytes, e);
+        let sum = format::read_u64(bytes, e + 8);
+        let end = if b + 1 < self.block_count {
+            format::read_u64(bytes, e + INDEX_ENTRY)
+        } else {
+            self.index_offset as u64
+        };
+        if start < self.header_len as u64 || start > end || end > self.index_offset as u64 {
+            return Err(self.corrupt(b, format!("bad offsets {start}..{end}")));
+        }
+        Ok((&bytes[start as usize..end as usize], sum))
+    }
+
+    /// Decompresses block `b` into `out`, whose length is the block's entry count.
+    fn decompress_block(&self, b: u64, out: &mut [u8]) -> Result<(), Error> {
+        let (src, sum) = self.block_bytes(b)?;
+        let computed = format::block_checksum(src);
+        if computed != sum {
+            return Err(self.corrupt(
+                b,
+                format!("block checksum {computed:016x}, stored {sum:016x}"),
+            ));
+        }
+        let n = DCTX.with(|cell| {
+            let mut cell = cell.borrow_mut();
+            if cell.is_none() {
+                *cell = Some(zstd::bulk::Decompressor::new()?);
+            }
+            match cell.as_mut() {
+                Some(d) => d.decompress_to_buffer(src, out),
+                None => Err(std::io::Error::other("no zstd context")),
+            }
+        });
+        match n {
+            Ok(n) if n == out.len() => Ok(()),
+            Ok(n) => Err(self.corrupt(b, format!("{n} entries, expected {}", out.len()))),
+            Err(e) => Err(self.corrupt(b, format!("zstd: {e}"))),
+        }
+    }
+}

@@ -1,0 +1,323 @@
+//! The probe API over a directory of tier tables: scores, every move's score, best lines
+//! and the outcome of a game in progress.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use crate::error::Error;
+use crate::format;
+use crate::index::TierIndex;
+use crate::manifest::Manifest;
+use crate::moves::Outcome;
+use crate::position::{Position, MAX_SEEDS};
+use crate::rules::Rules;
+use crate::table::Table;
+
+/// One legal move and its exact value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MoveScore {
+    /// The house played, `0..6` from the mover's side.
+    pub house: u8,
+    /// Seeds the move captures.
+    pub captured: u8,
+    /// The value of the move for the mover: `captured − score(child)`, or the end score.
+    pub score: i8,
+    /// The position after the move (seen from the next mover), `None` if the move ends the
+    /// game.
+    pub child: Option<Position>,
+}
+
+/// Win, draw or loss, from the mover's side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GameResult {
+    /// The mover ends with more seeds.
+    Win,
+    /// Equal totals.
+    Draw,
+    /// The mover ends with fewer seeds.
+    Loss,
+}
+
+impl GameResult {
+    /// The result of a final difference of totals `diff` (mover − opponent).
+    pub fn of(diff: i32) -> Self {
+        match diff.signum() {
+            1 => GameResult::Win,
+            0 => GameResult::Draw,
+            _ => GameResult::Loss,
+        }
+    }
+
+    /// `win`, `draw` or `loss`.
+    pub fn name(self) -> &'static str {
+        match self {
+            GameResult::Win => "win",
+            GameResult::Draw => "draw",
+            GameResult::Loss => "loss",
+        }
+    }
+}
+
+/// The perfect-play end of a game in progress.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GameOutcome {
+    /// Win, draw or loss for the mover.
+    pub result: GameResult,
+    /// The score of the position (the rest of the game).
+    pub score: i8,
+    /// Final difference of totals, mover − opponent: `a − b + score`.
+    pub difference: i32,
+    /// The mover's final total. A half when seeds that cycle forever are split evenly and
+    /// their number is odd.
+    pub mover_total: f64,
+    /// The opponent's final total (same remark).
+    pub opponent_total: f64,
+}
+
+/// A directory of tier tables under one rules value, probed lazily.
+///
+/// Each tier's table is opened on the first probe that needs it and kept open. A
+/// `Tablebase` is `Send + Sync`.
+#[derive(Debug)]
+pub struct Tablebase {
+    dir: PathBuf,
+    rules: Rules,
+    manifest: Option<Manifest>,
+    tables: Vec<OnceLock<Table>>,
+}
+
+impl Tablebase {
+    /// Opens the directory `dir` for probes under `rules`. Reads `manifest.json` if there is
+    /// one and refuses other rules; tables are opened on first use.
+    ///
+    /// # Errors
+    /// [`Error::Io`] if `dir` is not a readable directory, [`Error::Manifest`],
+    /// [`Error::RulesMismatch`].
+    pub fn open(dir: &Path, rules: &Rules) -> Result<Tablebase, Error> {
+        std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+        let manifest = Manifest::load(dir)?;
+        if let Some(m) = &manifest {
+            let table_rules = m.rules()?;
+            if table_rules != *rules {
+                return Err(Error::RulesMismatch {
+                    table: table_rules.to_string(),
+                    asked: rules.to_string(),
+                });
+            }
+        }
+        Ok(Tablebase {
+            dir: dir.to_path_buf(),
+            rules: *rules,
+            manifest,
+            tables: (0..=MAX_SEEDS).map(|_| OnceLock::new()).collect(),
+        })
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The rules probes are answered under.
+    pub fn rules(&self) -> &Rules {
+        &self.rules
+    }
+
+    /// The manifest, if the directory has one.
+    pub fn manifest(&self) -> Option<&Manifest> {
+        self.manifest.as_ref()
+    }
+
+    /// The path of tier `n`'s table.
+    pub fn tier_path(&self, n: u8) -> PathBuf {
+        self.dir.join(format::tier_file_name(n))
+    }
+
+    /// The table of tier `n`, opened (and checked against the rules) on first use.
+    ///
+    /// # Errors
+    /// [`Error::MissingTier`], [`Error::RulesMismatch`], [`Error::BadHeader`] (the file holds
+    /// another tier, or disagrees with the manifest), and every error of [`Table::open`].
+    pub fn table(&self, n: u8) -> Result<&Table, Error> {
+        let Some(cell) = self.tables.get(usize::from(n)) else {
+            return Err(Error::InvalidState(format!("tier {n} is over 48")));
+        };
+        if let Some(t) = cell.get() {
+            return Ok(t);
+        }
+        let path = self.tier_path(n);
+        if !path.exists() {
+            return Err(Error::MissingTier { tier: n, path });
+        }
+        let t = Table::open(&path)?;
+        if t.rules() != self.rules {
+            return Err(Error::RulesMismatch {
+                table: t.rules().to_string(),
+                asked: self.rules.to_string(),
+            });
+        }
+        if t.tier() != n {
+            return Err(Error::BadHeader {
+                path,
+                detail: format!("holds tier {}, expected {n}", t.tier()),
+            });
+        }
+        if let Some(e) = self.manifest.as_ref().and_then(|m| m.tiers.get(&n)) {
+            if e.entries != t.len() || e.file_size != t.file_size() {
+                return Err(Error::Manifest {
+                    path: self.dir.join(crate::manifest::MANIFEST_FILE),
+                    detail: format!(
+                        "tier {n}: manifest says {} entries in {} bytes, the file has {} in {}",
+                        e.entries,
+                        e.file_size,
+                        t.len(),
+                        t.file_size()
+                    ),
+                });
+            }
+        }
+        // Another thread may have opened it meanwhile; either copy is good.
+        let _ = cell.set(t);
+        cell.get()
+            .ok_or_else(|| Error::InvalidState("table cache".into()))
+    }
+
+    /// The score stored for a position the index holds, or `None` if it holds no entry for
+    /// it (an unreachable position).
+    fn stored(&self, p: &Position) -> Result<Option<i8>, Error> {
+        let n = p.seeds();
+        let t = self.table(n)?;
+        let Some(i) = TierIndex::new(n, t.kind()).rank(p) else {
+            return Ok(None);
+        };
+        let v = t.get(i)?;
+        if v.unsigned_abs() > n {
+            return Err(Error::BadValue {
+                path: t.path().to_path_buf(),
+                tier: n,
+                index: i,
+                value: v,
+            });
+        }
+        Ok(Some(v))
+    }
+
+    /// The exact score of `p` for the mover (see `RULES.md`).
+    ///
+    /// Positions with no legal move score [`Position::end_score`] without a table; positions
+    /// that no move can reach (the start position among them) are answered by a one-ply
+    /// search over their children.
+    ///
+    /// # Errors
+    /// Every error of [`Tablebase::table`] and [`Table::get`], and [`Error::BadValue`].
+    pub fn score(&self, p: &Position) -> Result<i8, Error> {
+        let moves = p.moves(&self.rules);
+        if moves.is_empty() {
+            return Ok(p.end_score());
+        }
+        if p.is_reachable() {
+            if let Some(v) = self.stored(p)? {
+                return Ok(v);
+            }
+        }
+        let mut best = i8::MIN;
+        for m in moves.iter() {
+            best = best.max(self.move_value(&m.outcome)?);
+        }
+        Ok(best)
+    }
+
+    fn move_value(&self, o: &Outcome) -> Result<i8, Error> {
+        match *o {
+            // A child is always reachable (its houses 6..12 hold the emptied origin house),
+            // so `score` finds it in its table and does not recurse further.
+            Outcome::Continue { child, captured } => Ok(captured as i8 - self.score(&child)?),
+            Outcome::End { score } => Ok(score),
+        }
+    }
+
+    /// Every legal move of `p` with its exact value for the mover, best first (ties in house
+    /// order). Empty if the game is over.
+    ///
+    /// # Errors
+    /// As [`Tablebase::score`].
+    pub fn moves(&self, p: &Position) -> Result<Vec<MoveScore>, Error> {
+        let mut out = Vec::with_capacity(6);
+        for m in p.moves(&self.rules).iter() {
+            out.push(MoveScore {
+                house: m.house,
+                captured: m.captured,
+                score: self.move_value(&m.outcome)?,
+                child: match m.outcome {
+                    Outcome::Continue { child, .. } => Some(child),
+                    Outcome::End { .. } => None,
+                },
+            });
+        }
+        out.sort_by(|a, b| b.score.cmp(&a.score).then(a.house.cmp(&b.house)));
+        Ok(out)
+    }
+
+    /// A principal variation from `p`: up to `max_plies` best moves (the first of the best in
+    /// house order at each ply), stopping early when the game ends. Each step's `child` is the
+    /// position the next step is played from.
+    ///
+    /// # Errors
+    /// As [`Tablebase::score`].
+    pub fn best_line(&self, p: &Position, max_plies: usize) -> Result<Vec<MoveScore>, Error> {
+        let mut line = Vec::new();
+        let mut cur = *p;
+        while line.len() < max_plies {
+            let Some(best) = self.moves(&cur)?.first().copied() else {
+                break;
+            };
+            line.push(best);
+            match best.child {
+                Some(c) => cur = c,
+                None => break,
+            }
+        }
+        Ok(line)
+    }
+
+    /// The perfect-play outcome of a game in progress at `p`, where the mover has already
+    /// captured `mover_captured` seeds and the opponent `opponent_captured`: the final
+    /// difference is `mover_captured − opponent_captured + score(p)`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] if the captures and the board hold more than 48 seeds; as
+    /// [`Tablebase::score`].
+    pub fn outcome(
+        &self,
+        p: &Position,
+        mover_captured: u8,
+        opponent_captured: u8,
+    ) -> Result<GameOutcome, Error> {
+        let n = u32::from(p.seeds());
+        let total = n + u32::from(mover_captured) + u32::from(opponent_captured);
+        if total > u32::from(MAX_SEEDS) {
+            return Err(Error::InvalidState(format!(
+                "{n} seeds on the board and {mover_captured} + {opponent_captured} captured: \
+                 {total} > 48"
+            )));
+        }
+        let score = self.score(p)?;
+        Ok(game_outcome(n, mover_captured, opponent_captured, score))
+    }
+}
+
+/// The outcome from the board's seed count `n`, the captures so far and the score.
+pub fn game_outcome(n: u32, mover_captured: u8, opponent_captured: u8, score: i8) -> GameOutcome {
+    let a = f64::from(mover_captured);
+    let b = f64::from(opponent_captured);
+    let s = f64::from(score);
+    let n = f64::from(n);
+    let difference = i32::from(mover_captured) - i32::from(opponent_captured) + i32::from(score);
+    GameOutcome {
+        result: GameResult::of(difference),
+        score,
+        difference,
+        mover_total: a + (n + s) / 2.0,
+        opponent_total: b + (n - s) / 2.0,
+    }
+}

@@ -1,0 +1,166 @@
+//! Tables written by `table_writer` read back exactly through `oware_db::Table`.
+
+mod synthetic;
+
+use synthetic::{synth, synth_tier};
+use oware_db::format::{tier_file_name, Header};
+use oware_db::{Error, IndexKind, Manifest, Rules, Table, TierIndex};
+use oware_solver::table_writer::{write_table, write_table_with, WriteOptions};
+
+#[test]
+fn round_trip_several_tiers_and_block_sizes() {
+    let dir = tempfile::tempdir().unwrap();
+    for (n, block_entries) in [
+        (0u8, 4096u32),
+        (1, 1),
+        (5, 7),
+        (9, 64),
+        (11, 4096),
+        (13, 100_000),
+    ] {
+        let kind = IndexKind::Reachable;
+        let scores = synth_tier(n, kind);
+        let opts = WriteOptions {
+            block_entries,
+            level: 3,
+            batch_blocks: 5,
+        };
+        let w = write_table_with(dir.path(), &Rules::AWARI, n, kind, &scores, &opts).unwrap();
+        assert_eq!(w.file, tier_file_name(n));
+        assert!(!dir.path().join(format!("{}.tmp", w.file)).exists());
+        let t = Table::open(&w.path).unwrap();
+        assert_eq!(t.tier(), n);
+        assert_eq!(t.rules(), Rules::AWARI);
+        assert_eq!(t.kind(), kind);
+        assert_eq!(t.len(), scores.len() as u64);
+        assert_eq!(t.file_size(), w.file_size);
+        assert_eq!(t.file_size(), std::fs::metadata(&w.path).unwrap().len());
+        assert_eq!(t.checksum_hex(), w.checksum);
+        assert_eq!(t.verify_checksum().unwrap(), w.checksum);
+        assert_eq!(t.read_all().unwrap(), scores);
+        // Probes in a scattered order, so blocks are decompressed, cached and evicted.
+        let len = t.len();
+        for k in 0..len.min(20_000) {
+            let i = (k * 7919) % len;
+            assert_eq!(t.get(i).unwrap(), scores[i as usize], "tier {n} entry {i}");
+        }
+        assert!(matches!(
+            t.get(len),
+            Err(Error::IndexOutOfRange { index, len: l }) if index == len && l == len
+        ));
+    }
+}
+
+#[test]
+fn dense_tables_keep_reachable_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 8;
+    let scores = synth_tier(n, IndexKind::Dense);
+    let w = write_table(dir.path(), &Rules::ABAPA, n, IndexKind::Dense, &scores).unwrap();
+    let t = Table::open(&w.path).unwrap();
+    let idx = TierIndex::new(n, IndexKind::Dense);
+    for i in 0..t.len() {
+        if idx.unrank(i).is_reachable() {
+            assert_eq!(t.get(i).unwrap(), synth(n, i));
+        }
+    }
+}
+
+#[test]
+fn parallel_probes_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 12;
+    let scores = synth_tier(n, IndexKind::Reachable);
+    let opts = WriteOptions {
+        block_entries: 256,
+        ..WriteOptions::default()
+    };
+    let w = write_table_with(
+        dir.path(),
+        &Rules::ABAPA,
+        n,
+        IndexKind::Reachable,
+        &scores,
+        &opts,
+    )
+    .unwrap();
+    let t = Table::open(&w.path).unwrap();
+    std::thread::scope(|s| {
+        for th in 0..4u64 {
+            let (t, scores) = (&t, &scores);
+            s.spawn(move || {
+                let len = t.len();
+                for k in 0..50_000u64 {
+                    let i = (k * 104_729 + th * 31) % len;
+                    assert_eq!(t.get(i).unwrap(), scores[i as usize]);
+                }
+            });
+        }
+    });
+}
+
+#[test]
+fn wrong_length_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = write_table(dir.path(), &Rules::ABAPA, 3, IndexKind::Reachable, &[0; 5]);
+    assert!(matches!(r, Err(Error::InvalidState(_))), "{r:?}");
+}
+
+#[test]
+fn header_round_trips_and_names_the_problem() {
+    let h = Header::new(&Rules::AWARI, 7, IndexKind::Reachable, 4096, 9);
+    let bytes = h.encode();
+    assert_eq!(bytes.len() % 8, 0);
+    let p = std::path::Path::new("x.owt");
+    assert_eq!(Header::decode(p, &bytes).unwrap(), (h, bytes.len()));
+    assert!(matches!(
+        Header::decode(p, b"NOTATABLE......"),
+        Err(Error::BadMagic { .. })
+    ));
+    let mut v = bytes.clone();
+    v[8] = 2; // version
+    assert!(matches!(
+        Header::decode(p, &v),
+        Err(Error::BadHeader { .. })
+    ));
+}
+
+#[test]
+fn unsupported_version_is_reported() {
+    // A header of a future version, with a valid header checksum.
+    let h = Header {
+        version: 2,
+        ..Header::new(&Rules::ABAPA, 2, IndexKind::Reachable, 16, 1)
+    };
+    let bytes = h.encode();
+    let r = Header::decode(std::path::Path::new("x.owt"), &bytes);
+    assert!(
+        matches!(
+            r,
+            Err(Error::UnsupportedVersion {
+                found: 2,
+                supported: 1,
+                ..
+            })
+        ),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn manifest_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(Manifest::load(dir.path()).unwrap(), None);
+    synthetic::build_dir(dir.path(), &Rules::ABAPA, 3, &WriteOptions::default());
+    let m = Manifest::load(dir.path()).unwrap().unwrap();
+    assert_eq!(m.rules().unwrap(), Rules::ABAPA);
+    assert_eq!(m.index, "reachable");
+    assert_eq!(m.tiers.len(), 4);
+    assert_eq!(m.tiers[&3].file, "tier-03.owt");
+    assert!(!dir.path().join("manifest.json.tmp").exists());
+    std::fs::write(dir.path().join("manifest.json"), "{ not json").unwrap();
+    assert!(matches!(
+        Manifest::load(dir.path()),
+        Err(Error::Manifest { .. })
+    ));
+}

@@ -1,0 +1,207 @@
+//! End-to-end tests of `oware probe` and `oware info` on a directory of synthetic tables.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use oware_db::{IndexKind, Manifest, Position, Rules, TierEntry, TierIndex, TierStats};
+use oware_solver::table_writer::write_table;
+
+const MAX: u8 = 8;
+
+/// A deterministic pseudo-random score in `-n..=n` for entry `i` of tier `n`.
+fn synth(n: u8, i: u64) -> i8 {
+    let z = (i ^ (u64::from(n) << 40)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let z = (z ^ (z >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    ((z >> 33) % (2 * u64::from(n) + 1)) as i8 - n as i8
+}
+
+fn build(dir: &Path, rules: &Rules) {
+    let mut m = Manifest::new(rules);
+    for n in 0..=MAX {
+        let size = TierIndex::new(n, IndexKind::Reachable).size();
+        let scores: Vec<i8> = (0..size).map(|i| synth(n, i)).collect();
+        let w = write_table(dir, rules, n, IndexKind::Reachable, &scores).unwrap();
+        let mut histogram = std::collections::BTreeMap::new();
+        for &s in &scores {
+            *histogram.entry(s).or_insert(0u64) += 1;
+        }
+        m.tiers.insert(
+            n,
+            TierEntry {
+                file: w.file,
+                entries: size,
+                file_size: w.file_size,
+                checksum: w.checksum,
+                stats: Some(TierStats {
+                    histogram,
+                    finite: size,
+                    endless: 0,
+                    seconds: 0.5,
+                    threads: 2,
+                }),
+            },
+        );
+    }
+    m.save(dir).unwrap();
+}
+
+fn oware(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_oware"));
+    c.args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    if let Some(s) = stdin {
+        input.write_all(s.as_bytes()).unwrap();
+    }
+    drop(input);
+    child.wait_with_output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn stored(p: &Position) -> i8 {
+    let n = p.seeds();
+    synth(n, TierIndex::new(n, IndexKind::Reachable).rank(p).unwrap())
+}
+
+const P: &str = "2 1 0 0 3 0 1 0 1 0 0 0"; // 8 seeds, reachable
+
+#[test]
+fn probe_text_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    build(dir.path(), &Rules::ABAPA);
+    let d = dir.path().to_str().unwrap();
+    let p: Position = P.parse().unwrap();
+    let want = stored(&p);
+
+    let out = oware(&["probe", "--dir", d, "--line", P], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(s.contains(&format!("score     {want:+}")), "{s}");
+    assert!(s.contains("best line"), "{s}");
+
+    // The twelve counts may also come as one argument, with commas.
+    let out = oware(&["probe", "--dir", d, "--json", &P.replace(' ', ",")], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["score"], i64::from(want));
+    let cat = match want.signum() {
+        1 => "win",
+        0 => "draw",
+        _ => "loss",
+    };
+    assert_eq!(v["category"], cat);
+    assert_eq!(v["position"], P);
+    let moves = v["moves"].as_array().unwrap();
+    assert_eq!(moves.len(), p.moves(&Rules::ABAPA).len());
+    let mut prev = i64::MAX;
+    for m in moves {
+        let s = m["score"].as_i64().unwrap();
+        assert!(s <= prev, "moves not best first: {v}");
+        prev = s;
+        assert!(m["captures"].is_u64() && m["category"].is_string() && m["house"].is_u64());
+        let child: Position = m["position"].as_str().unwrap().parse().unwrap();
+        let captured = m["captures"].as_i64().unwrap();
+        let cs = if child.moves(&Rules::ABAPA).is_empty() {
+            child.end_score()
+        } else {
+            stored(&child)
+        };
+        assert_eq!(s, captured - i64::from(cs));
+    }
+    // (Synthetic scores are not consistent, so the best move need not equal the score.)
+}
+
+#[test]
+fn batch_mode_reports_bad_lines_and_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    build(dir.path(), &Rules::ABAPA);
+    let d = dir.path().to_str().unwrap();
+    let good2 = "0 0 0 0 1 1 0 0 0 0 0 1";
+    let input = format!("{P}\n1 2 x\n{good2}\n9 0 0 0 0 0 0 0 0 0 0 9\n");
+    let out = oware(&["probe", "--dir", d, "-"], Some(&input));
+    assert!(!out.status.success());
+    let s = text(&out.stdout);
+    let lines: Vec<&str> = s.lines().collect();
+    assert_eq!(lines.len(), 4, "{s}");
+    let p: Position = P.parse().unwrap();
+    assert_eq!(lines[0], format!("{P}\t{}", stored(&p)));
+    assert!(lines[1].contains("error: line 2"), "{s}");
+    let q: Position = good2.parse().unwrap();
+    assert_eq!(lines[2], format!("{good2}\t{}", stored(&q)));
+    // Tier 18 is missing: an error for that line only.
+    assert!(
+        lines[3].contains("error: line 4") && lines[3].contains("tier-18.owt"),
+        "{s}"
+    );
+    assert!(text(&out.stderr).contains("2 of 4 lines failed"));
+
+    let out = oware(
+        &["probe", "--dir", d, "-"],
+        Some(&format!("{P}\n{good2}\n")),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+#[test]
+fn missing_tier_and_rules_mismatch_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    build(dir.path(), &Rules::ABAPA);
+    let d = dir.path().to_str().unwrap();
+    let out = oware(&["probe", "--dir", d, "1 1 1 1 1 0 1 1 1 0 1 0"], None);
+    assert!(!out.status.success());
+    let e = text(&out.stderr);
+    assert!(
+        e.contains("missing tier 9") && e.contains("tier-09.owt"),
+        "{e}"
+    );
+
+    let out = oware(&["probe", "--dir", d, "--rules", "awari", P], None);
+    assert!(!out.status.success());
+    let e = text(&out.stderr);
+    assert!(e.contains("rules mismatch") && e.contains("awari"), "{e}");
+}
+
+#[test]
+fn info_text_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    build(dir.path(), &Rules::AWARI);
+    let d = dir.path().to_str().unwrap();
+    let out = oware(&["info", "--dir", d], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(
+        s.contains("rules      awari") && s.contains("bits/pos"),
+        "{s}"
+    );
+    assert!(s.contains("tier  8: win"), "{s}");
+
+    let out = oware(&["info", "--dir", d, "--json"], None);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let tiers = v["tiers"].as_array().unwrap();
+    assert_eq!(tiers.len(), usize::from(MAX) + 1);
+    assert_eq!(tiers[8]["checksum_state"], "ok");
+    assert!(tiers[8]["bits_per_position"].as_f64().unwrap() > 0.0);
+    assert_eq!(
+        tiers[8]["entries"],
+        TierIndex::new(8, IndexKind::Reachable).size()
+    );
+    assert_eq!(tiers[8]["stats"]["threads"], 2);
+
+    // A damaged file: the checksum state says so and the exit status fails.
+    let f = dir.path().join("tier-05.owt");
+    let mut bytes = std::fs::read(&f).unwrap();
+    let k = bytes.len() / 2;
+    bytes[k] ^= 0x10;
+    std::fs::write(&f, bytes).unwrap();
+    let out = oware(&["info", "--dir", d], None);
+    assert!(!out.status.success());
+    assert!(text(&out.stdout).contains("BAD"), "{}", text(&out.stdout));
+}
