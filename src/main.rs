@@ -27,6 +27,9 @@ enum Command {
     /// Micro-benchmarks for `scripts/bench` (rank, unrank, moves, un-moves, probes).
     #[command(hide = true)]
     Bench(commands::bench::Args),
+    /// Probe benchmark for `scripts/bench-probe` (to become `oware bench probe`).
+    #[command(hide = true)]
+    BenchProbe(commands::bench_probe::Args),
 }
 
 fn main() -> ExitCode {
@@ -37,6 +40,7 @@ fn main() -> ExitCode {
         Command::Info(a) => commands::info::run(a),
         Command::Verify(a) => commands::verify::run(a),
         Command::Bench(a) => commands::bench::run(a),
+        Command::BenchProbe(a) => commands::bench_probe::run(a),
     };
     match result {
         Ok(code) => code,

@@ -39,7 +39,7 @@ pub const MAX_BLOCK_ENTRIES: u32 = 1 << 24;
 /// The longest rules text a header may hold.
 pub const MAX_RULES_LEN: usize = 1024;
 /// Default entries per block of the writer.
-pub const DEFAULT_BLOCK_ENTRIES: u32 = 4096;
+pub const DEFAULT_BLOCK_ENTRIES: u32 = 1024;
 /// Default zstd level of the writer.
 pub const DEFAULT_LEVEL: i32 = 9;
 

@@ -179,11 +179,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             println!(
                 "{:>4}  {:>14}  {:>14}  {:>8.3}  {:>6}  {:>5}  {}",
                 i.tier,
-                r["entries"],
-                r["file_size"],
+                r["entries"].as_u64().unwrap_or(0),
+                r["file_size"].as_u64().unwrap_or(0),
                 r["bits_per_position"].as_f64().unwrap_or(0.0),
-                r["block_entries"],
-                r["compression_level"],
+                r["block_entries"].as_u64().unwrap_or(0),
+                r["compression_level"].as_i64().unwrap_or(0),
                 r["checksum_state"].as_str().unwrap_or("")
             );
         }

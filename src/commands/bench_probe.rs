@@ -1,0 +1,179 @@
+//! The probe benchmark (`scripts/bench-probe`): library probe latency and throughput on
+//! random positions of one warm tier, and a position file for the batch benchmark.
+
+use std::hint::black_box;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use oware_db::{Position, Rules, Tablebase, TierIndex};
+
+/// Arguments of `oware bench-probe`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Directory of the tables.
+    #[arg(long, default_value = "tables")]
+    pub dir: PathBuf,
+    /// Rules of the tables.
+    #[arg(long, default_value = "abapa")]
+    pub rules: Rules,
+    /// The tier to probe.
+    #[arg(long)]
+    pub tier: u8,
+    /// Random probes per measurement.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub count: usize,
+    /// Threads for the throughput measurement (default: every core).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Instead of measuring, write `count` random positions of the tier to this file, one
+    /// per line (input for `oware probe -`).
+    #[arg(long)]
+    pub write_positions: Option<PathBuf>,
+}
+
+/// Runs `oware bench-probe`.
+///
+/// # Errors
+/// The tables cannot be opened or probed, or the position file cannot be written.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(path) = &args.write_positions {
+        let index = TierIndex::new(args.tier, table_kind(&args)?);
+        let mut out = BufWriter::new(std::fs::File::create(path)?);
+        let mut rng = Rng(0x1234_5678_9abc_def1);
+        for _ in 0..args.count {
+            writeln!(out, "{}", index.unrank(rng.below(index.size())))?;
+        }
+        out.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let threads = args.threads.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
+    run_probe_bench(&args.dir, &args.rules, args.tier, args.count, threads)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn table_kind(args: &Args) -> anyhow::Result<oware_db::IndexKind> {
+    let tb = Tablebase::open(&args.dir, &args.rules)?;
+    Ok(tb.table(args.tier)?.kind())
+}
+
+/// xorshift64*: a small deterministic generator for the random probes.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
+    }
+}
+
+fn random_positions(index: &TierIndex, count: usize, seed: u64) -> Vec<Position> {
+    let mut rng = Rng(seed | 1);
+    (0..count)
+        .map(|_| index.unrank(rng.below(index.size())))
+        .collect()
+}
+
+fn percentile(sorted: &[u64], q: f64) -> f64 {
+    let k = ((sorted.len() as f64 - 1.0) * q).round() as usize;
+    sorted.get(k).copied().unwrap_or(0) as f64 / 1000.0
+}
+
+/// Measures library probes of random positions of tier `tier` in `dir`, warm (the file read
+/// once into the page cache and the table opened first): per-probe latency percentiles on
+/// one thread, probes/s on one thread, and probes/s on `threads` threads; prints the
+/// results.
+///
+/// # Errors
+/// The tables cannot be opened or probed.
+pub fn run_probe_bench(
+    dir: &Path,
+    rules: &Rules,
+    tier: u8,
+    count: usize,
+    threads: usize,
+) -> anyhow::Result<()> {
+    let tb = Tablebase::open(dir, rules)?;
+    let table = tb.table(tier)?;
+    let t0 = Instant::now();
+    table.verify_checksum()?;
+    println!(
+        "tier {tier}: {} entries, {} bytes, {:.3} bits/position, {} entries per block; \
+         warmed (checksum verified) in {:.2} s",
+        table.len(),
+        table.file_size(),
+        table.bits_per_entry(),
+        table.block_entries(),
+        t0.elapsed().as_secs_f64()
+    );
+    let index = TierIndex::new(tier, table.kind());
+    let positions = random_positions(&index, count, 42);
+    // Latency: one probe at a time.
+    let mut ns = Vec::with_capacity(count);
+    for p in &positions {
+        let t = Instant::now();
+        black_box(tb.score(black_box(p))?);
+        ns.push(t.elapsed().as_nanos() as u64);
+    }
+    ns.sort_unstable();
+    println!(
+        "latency (1 thread, {count} random probes): median {:.2} us, p90 {:.2} us, p99 {:.2} us, max {:.1} us",
+        percentile(&ns, 0.5),
+        percentile(&ns, 0.9),
+        percentile(&ns, 0.99),
+        percentile(&ns, 1.0)
+    );
+    // Throughput on one thread, fresh positions.
+    let positions = random_positions(&index, count, 4242);
+    let t = Instant::now();
+    for p in &positions {
+        black_box(tb.score(p)?);
+    }
+    let one = count as f64 / t.elapsed().as_secs_f64();
+    println!("throughput, 1 thread: {:.0} probes/s", one);
+    // Throughput on every thread.
+    let per: Vec<Vec<Position>> = (0..threads)
+        .map(|k| random_positions(&index, count, 7 + k as u64 * 1_000_003))
+        .collect();
+    let t = Instant::now();
+    let results: Vec<anyhow::Result<()>> = std::thread::scope(|s| {
+        let handles: Vec<_> = per
+            .iter()
+            .map(|ps| {
+                let tb = &tb;
+                s.spawn(move || -> anyhow::Result<()> {
+                    for p in ps {
+                        black_box(tb.score(p)?);
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a probe thread panicked")))
+            })
+            .collect()
+    });
+    for r in results {
+        r?;
+    }
+    let all = (threads * count) as f64 / t.elapsed().as_secs_f64();
+    println!(
+        "throughput, {threads} threads: {:.0} probes/s ({:.0} per thread)",
+        all,
+        all / threads as f64
+    );
+    Ok(())
+}
