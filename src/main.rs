@@ -33,6 +33,13 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Die quietly on a closed pipe (`oware info | head`), like other command-line tools,
+    // instead of panicking on the failed write.
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Generate(a) => commands::generate::run(a),
