@@ -222,3 +222,33 @@ fn progress_is_logged_per_tier_when_not_a_terminal() {
     assert!(quiet.status.success());
     assert!(quiet.stderr.is_empty());
 }
+
+/// Romein & Bal's published example, end to end through `generate` and `probe`: under
+/// `awari`, `1 1 1 1 1 2 4 2 3 0 0 0` scores 0 and its six moves (houses 0..5) score
+/// -1 -1 -2 -2 -2 0.
+#[test]
+fn romein_bal_published_example_under_awari() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    ok(&["generate", "--quiet", "--dir", d, "--rules", "awari", "--max-seeds", "16"]);
+    let out = ok(&[
+        "probe",
+        "--dir",
+        d,
+        "--rules",
+        "awari",
+        "--json",
+        "1 1 1 1 1 2 4 2 3 0 0 0",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["score"], 0, "{out}");
+    let mut by_house = [None; 6];
+    for m in v["moves"].as_array().unwrap() {
+        by_house[m["house"].as_u64().unwrap() as usize] = m["score"].as_i64();
+    }
+    assert_eq!(
+        by_house,
+        [Some(-1), Some(-1), Some(-2), Some(-2), Some(-2), Some(0)],
+        "{out}"
+    );
+}
