@@ -73,6 +73,8 @@ impl IndexKind {
 }
 
 const S: usize = MAX_SEEDS as usize + 1; // 49 seed counts 0..=48
+/// Length of an offset row: at least `S + 1`, a power of two for the branchless search.
+const ROW: usize = 64;
 
 struct Tables {
     /// C(n, k) for n < 64, k <= 12.
@@ -85,10 +87,10 @@ struct Tables {
     n3: [u64; S],
     z3: [u64; S],
     /// Offsets of the triple-sum blocks of 6-house sides: [sum][t], t in 0..=sum+1.
-    off6_dense: Vec<[u64; S + 1]>,
-    off6_zero: Vec<[u64; S + 1]>,
+    off6_dense: Vec<[u64; ROW]>,
+    off6_zero: Vec<[u64; ROW]>,
     /// Offsets of the mover-sum blocks of tiers: [kind][n][m], m in 0..=n+1.
-    off12: [Vec<[u64; S + 1]>; 2],
+    off12: [Vec<[u64; ROW]>; 2],
 }
 
 #[allow(clippy::needless_range_loop)]
@@ -140,29 +142,29 @@ fn build_tables() -> Tables {
     }
     start3[S] = list3.len();
     let p3 = |t: usize| n3[t] - z3[t];
-    let mut off6_dense = vec![[0u64; S + 1]; S];
-    let mut off6_zero = vec![[0u64; S + 1]; S];
+    let mut off6_dense = vec![[0u64; ROW]; S];
+    let mut off6_zero = vec![[0u64; ROW]; S];
     for s in 0..S {
         for t in 0..=s {
             let d = n3[t] * n3[s - t];
             off6_dense[s][t + 1] = off6_dense[s][t] + d;
             off6_zero[s][t + 1] = off6_zero[s][t] + d - p3(t) * p3(s - t);
         }
-        for t in s + 2..=S {
+        for t in s + 2..ROW {
             off6_dense[s][t] = u64::MAX;
             off6_zero[s][t] = u64::MAX;
         }
     }
     let n6 = |s: usize| off6_dense[s][s + 1];
     let z6 = |s: usize| off6_zero[s][s + 1];
-    let mut off12 = [vec![[0u64; S + 1]; S], vec![[0u64; S + 1]; S]];
+    let mut off12 = [vec![[0u64; ROW]; S], vec![[0u64; ROW]; S]];
     for (k, table) in off12.iter_mut().enumerate() {
         for n in 0..S {
             for m in 0..=n {
                 let b = if k == 0 { n6(n - m) } else { z6(n - m) };
                 table[n][m + 1] = table[n][m] + n6(m) * b;
             }
-            for m in n + 2..=S {
+            for m in n + 2..ROW {
                 table[n][m] = u64::MAX;
             }
         }
@@ -195,10 +197,30 @@ fn unrank3(t: &Tables, sum: usize, r: u64) -> [u8; 3] {
     t.list3[t.start3[sum] + r as usize]
 }
 
-/// Largest `i` with `row[i] <= r` (rows are strictly increasing, padded with `u64::MAX`).
+/// Largest `i` with `row[i] <= r` (rows start at 0, are strictly increasing, and are padded
+/// with `u64::MAX`): a branchless binary search of 6 probes.
 #[inline]
-fn block_of(row: &[u64; S + 1], r: u64) -> usize {
-    row.partition_point(|&o| o <= r) - 1
+fn block_of(row: &[u64; ROW], r: u64) -> usize {
+    let mut base = 0usize;
+    let mut step = ROW / 2;
+    while step > 0 {
+        if row[base + step] <= r {
+            base += step;
+        }
+        step /= 2;
+    }
+    base
+}
+
+/// `(q / d, q % d)`, in 32 bits when `q` fits (much faster than a 64-bit division).
+#[inline]
+fn divmod(q: u64, d: u64) -> (u64, u64) {
+    if q <= u64::from(u32::MAX) {
+        let (q, d) = (q as u32, d as u32);
+        (u64::from(q / d), u64::from(q % d))
+    } else {
+        (q / d, q % d)
+    }
 }
 
 /// The index of one tier: rank and unrank between its positions and `0..size()`.
@@ -305,23 +327,24 @@ impl TierIndex {
             IndexKind::Dense => t.off6_dense[sb][sb + 1],
             IndexKind::Reachable => t.off6_zero[sb][sb + 1],
         };
-        let (ra, rb) = (q / nb, q % nb);
+        let (ra, rb) = divmod(q, nb);
         let mut h = [0u8; HOUSES];
         // mover side
         let ta = block_of(&t.off6_dense[m], ra);
         let qa = ra - t.off6_dense[m][ta];
-        let na2 = t.n3[m - ta];
-        h[0..3].copy_from_slice(&unrank3(t, ta, qa / na2));
-        h[3..6].copy_from_slice(&unrank3(t, m - ta, qa % na2));
+        let (a1, a2) = divmod(qa, t.n3[m - ta]);
+        h[0..3].copy_from_slice(&unrank3(t, ta, a1));
+        h[3..6].copy_from_slice(&unrank3(t, m - ta, a2));
         // opponent side
         let (b2, limit) = match self.kind {
             IndexKind::Dense => {
                 let tb = block_of(&t.off6_dense[sb], rb);
                 let qb = rb - t.off6_dense[sb][tb];
                 let nb2 = t.n3[sb - tb];
-                h[6..9].copy_from_slice(&unrank3(t, tb, qb / nb2));
-                h[9..12].copy_from_slice(&unrank3(t, sb - tb, qb % nb2));
-                (qb % nb2, nb2)
+                let (b1, b2) = divmod(qb, nb2);
+                h[6..9].copy_from_slice(&unrank3(t, tb, b1));
+                h[9..12].copy_from_slice(&unrank3(t, sb - tb, b2));
+                (b2, nb2)
             }
             IndexKind::Reachable => {
                 let tb = block_of(&t.off6_zero[sb], rb);
@@ -329,11 +352,12 @@ impl TierIndex {
                 let nb2 = t.n3[sb - tb];
                 let z1 = t.z3[tb];
                 let (b1, b2, limit) = if qb < z1 * nb2 {
-                    (qb / nb2, qb % nb2, nb2)
+                    let (b1, b2) = divmod(qb, nb2);
+                    (b1, b2, nb2)
                 } else {
-                    let q2 = qb - z1 * nb2;
                     let z2 = t.z3[sb - tb];
-                    (z1 + q2 / z2, q2 % z2, z2)
+                    let (b1, b2) = divmod(qb - z1 * nb2, z2);
+                    (z1 + b1, b2, z2)
                 };
                 h[6..9].copy_from_slice(&unrank3(t, tb, b1));
                 h[9..12].copy_from_slice(&unrank3(t, sb - tb, b2));

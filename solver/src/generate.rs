@@ -99,6 +99,33 @@ pub trait GenerateObserver: Progress {
     fn tier_done(&self, report: &TierReport);
 }
 
+/// Count of each score.
+fn histogram(scores: &[i8]) -> std::collections::BTreeMap<i8, u64> {
+    use rayon::prelude::*;
+    let counts = scores
+        .par_chunks(1 << 20)
+        .map(|chunk| {
+            let mut h = [0u64; 256];
+            for &s in chunk {
+                h[s as u8 as usize] += 1;
+            }
+            h
+        })
+        .reduce(
+            || [0u64; 256],
+            |mut a, b| {
+                for (x, y) in a.iter_mut().zip(b) {
+                    *x += y;
+                }
+                a
+            },
+        );
+    (i8::MIN..=i8::MAX)
+        .filter(|&s| counts[s as u8 as usize] > 0)
+        .map(|s| (s, counts[s as u8 as usize]))
+        .collect()
+}
+
 /// Bytes of memory available to this process: `OWARE_MEMORY_LIMIT` if set, else
 /// `MemAvailable` from `/proc/meminfo`, else unlimited.
 pub fn available_memory() -> u64 {
@@ -223,10 +250,7 @@ pub fn generate(
         let written = write_table(dir, &opts.rules, tier, IndexKind::Reachable, scores.as_slice())?;
         observer.advance(positions);
         let seconds = start.elapsed().as_secs_f64();
-        let mut histogram = std::collections::BTreeMap::new();
-        for &s in scores.as_slice() {
-            *histogram.entry(s).or_insert(0u64) += 1;
-        }
+        let histogram = histogram(scores.as_slice());
         manifest.tiers.insert(
             tier,
             TierEntry {
