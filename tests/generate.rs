@@ -230,7 +230,16 @@ fn progress_is_logged_per_tier_when_not_a_terminal() {
 fn romein_bal_published_example_under_awari() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
-    ok(&["generate", "--quiet", "--dir", d, "--rules", "awari", "--max-seeds", "16"]);
+    ok(&[
+        "generate",
+        "--quiet",
+        "--dir",
+        d,
+        "--rules",
+        "awari",
+        "--max-seeds",
+        "16",
+    ]);
     let out = ok(&[
         "probe",
         "--dir",

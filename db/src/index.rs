@@ -33,7 +33,7 @@
 
 use std::sync::OnceLock;
 
-use crate::position::{Position, HOUSES, MAX_SEEDS};
+use crate::position::{Position, MAX_SEEDS};
 
 /// Which positions an index covers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -82,7 +82,8 @@ struct Tables {
     /// rank3[x][y][z] within the compositions of x+y+z into 3 parts (zero-containing first).
     rank3: Vec<u16>,
     /// All 3-part compositions, grouped by sum, each group in rank order.
-    list3: Vec<[u8; 3]>,
+    /// (houses packed one per byte: `x | y << 8 | z << 16`).
+    list3: Vec<u32>,
     start3: [usize; S + 1],
     n3: [u64; S],
     z3: [u64; S],
@@ -138,7 +139,11 @@ fn build_tables() -> Tables {
         for (k, c) in group.iter().enumerate() {
             rank3[(c[0] as usize * S + c[1] as usize) * S + c[2] as usize] = k as u16;
         }
-        list3.extend_from_slice(&group);
+        list3.extend(
+            group
+                .iter()
+                .map(|c| u32::from(c[0]) | u32::from(c[1]) << 8 | u32::from(c[2]) << 16),
+        );
     }
     start3[S] = list3.len();
     let p3 = |t: usize| n3[t] - z3[t];
@@ -193,8 +198,8 @@ fn rank3(t: &Tables, x: u8, y: u8, z: u8) -> u64 {
 }
 
 #[inline]
-fn unrank3(t: &Tables, sum: usize, r: u64) -> [u8; 3] {
-    t.list3[t.start3[sum] + r as usize]
+fn unrank3(t: &Tables, sum: usize, r: u64) -> u128 {
+    u128::from(t.list3[t.start3[sum] + r as usize])
 }
 
 /// Largest `i` with `row[i] <= r` (rows start at 0, are strictly increasing, and are padded
@@ -313,10 +318,11 @@ impl TierIndex {
         self.unrank_parts(i).0
     }
 
-    /// Unranks `i`, also returning where its last triple stands: `(rank of houses 9..12,
-    /// how many ranks that triple has before the next triple of houses 6..9 begins)`.
+    /// Unranks `i`, also returning where its last triple stands: the rank of houses 9..12,
+    /// how many ranks that triple has before the triple of houses 6..9 moves on, and the
+    /// seeds of houses 9..12.
     #[inline]
-    fn unrank_parts(&self, i: u64) -> (Position, u64, u64) {
+    fn unrank_parts(&self, i: u64) -> (Position, u64, u64, usize) {
         assert!(i < self.size(), "index {i} out of tier {}", self.n);
         let t = tables();
         let n = self.n as usize;
@@ -328,23 +334,20 @@ impl TierIndex {
             IndexKind::Reachable => t.off6_zero[sb][sb + 1],
         };
         let (ra, rb) = divmod(q, nb);
-        let mut h = [0u8; HOUSES];
         // mover side
         let ta = block_of(&t.off6_dense[m], ra);
         let qa = ra - t.off6_dense[m][ta];
         let (a1, a2) = divmod(qa, t.n3[m - ta]);
-        h[0..3].copy_from_slice(&unrank3(t, ta, a1));
-        h[3..6].copy_from_slice(&unrank3(t, m - ta, a2));
+        let mover = unrank3(t, ta, a1) | unrank3(t, m - ta, a2) << 24;
         // opponent side
-        let (b2, limit) = match self.kind {
+        let (opp, b2, limit, last_sum) = match self.kind {
             IndexKind::Dense => {
                 let tb = block_of(&t.off6_dense[sb], rb);
                 let qb = rb - t.off6_dense[sb][tb];
                 let nb2 = t.n3[sb - tb];
                 let (b1, b2) = divmod(qb, nb2);
-                h[6..9].copy_from_slice(&unrank3(t, tb, b1));
-                h[9..12].copy_from_slice(&unrank3(t, sb - tb, b2));
-                (b2, nb2)
+                let opp = unrank3(t, tb, b1) << 48 | unrank3(t, sb - tb, b2) << 72;
+                (opp, b2, nb2, sb - tb)
             }
             IndexKind::Reachable => {
                 let tb = block_of(&t.off6_zero[sb], rb);
@@ -359,12 +362,11 @@ impl TierIndex {
                     let (b1, b2) = divmod(qb - z1 * nb2, z2);
                     (z1 + b1, b2, z2)
                 };
-                h[6..9].copy_from_slice(&unrank3(t, tb, b1));
-                h[9..12].copy_from_slice(&unrank3(t, sb - tb, b2));
-                (b2, limit)
+                let opp = unrank3(t, tb, b1) << 48 | unrank3(t, sb - tb, b2) << 72;
+                (opp, b2, limit, sb - tb)
             }
         };
-        (Position::from_houses_unchecked(h), b2, limit)
+        (Position::from_packed(mover | opp), b2, limit, last_sum)
     }
 
     /// Iterates the positions of indices `start..end` in order, faster than calling
@@ -378,9 +380,10 @@ impl TierIndex {
             index: *self,
             next: start,
             end,
-            pos: Position::default(),
+            packed: 0,
             b2: 0,
             limit: 0,
+            last_sum: 0,
         }
     }
 
@@ -396,9 +399,10 @@ pub struct Cursor {
     index: TierIndex,
     next: u64,
     end: u64,
-    pos: Position,
+    packed: u128,
     b2: u64,
     limit: u64,
+    last_sum: usize,
 }
 
 impl Iterator for Cursor {
@@ -412,16 +416,15 @@ impl Iterator for Cursor {
         if self.b2 + 1 < self.limit {
             // Only the last triple moves on, within the compositions of its sum.
             self.b2 += 1;
-            let h = self.pos.houses();
-            let sum = (h[9] + h[10] + h[11]) as usize;
-            let mut houses = *h;
-            houses[9..12].copy_from_slice(&unrank3(tables(), sum, self.b2));
-            self.pos = Position::from_houses_unchecked(houses);
+            self.packed = (self.packed & !(0xFF_FFFFu128 << 72))
+                | unrank3(tables(), self.last_sum, self.b2) << 72;
         } else {
-            (self.pos, self.b2, self.limit) = self.index.unrank_parts(self.next);
+            let pos;
+            (pos, self.b2, self.limit, self.last_sum) = self.index.unrank_parts(self.next);
+            self.packed = pos.packed();
         }
         self.next += 1;
-        Some(self.pos)
+        Some(Position::from_packed(self.packed))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {

@@ -146,13 +146,6 @@ fn sow(board: u128, i: usize, seeds: u8) -> (u128, usize) {
     )
 }
 
-#[inline]
-fn to_u128(h: &[u8; HOUSES]) -> u128 {
-    let mut b = [0u8; 16];
-    b[..HOUSES].copy_from_slice(h);
-    u128::from_le_bytes(b)
-}
-
 /// House `h` of a packed board.
 #[inline]
 fn byte(x: u128, h: usize) -> u8 {
@@ -184,14 +177,6 @@ fn flip(x: u128) -> u128 {
     ((x >> 48) & M) | ((x & M) << 48)
 }
 
-#[inline]
-fn from_u128(x: u128) -> [u8; HOUSES] {
-    let b = x.to_le_bytes();
-    let mut h = [0u8; HOUSES];
-    h.copy_from_slice(&b[..HOUSES]);
-    h
-}
-
 impl Position {
     /// The score of the game ended here by rule 6 (no legal move): each side takes the seeds
     /// on its own side, so the score is `(seeds in 0..6) − (seeds in 6..12)`.
@@ -204,7 +189,7 @@ impl Position {
     /// and the position scores [`Position::end_score`].
     pub fn moves(&self, rules: &Rules) -> MoveList {
         let b = *self.houses();
-        let packed = to_u128(&b);
+        let packed = self.packed();
         let n = self.seeds();
         let opp_before: u8 = b[6..].iter().sum();
         let mut list = MoveList::new();
@@ -266,7 +251,7 @@ impl Position {
             let outcome = match end {
                 Some(score) => Outcome::End { score },
                 None => Outcome::Continue {
-                    child: Position::from_houses_unchecked(from_u128(flip(a))),
+                    child: Position::from_packed(flip(a)),
                     captured,
                 },
             };
@@ -298,7 +283,7 @@ impl Position {
     pub fn unmoves(&self, rules: &Rules, mut f: impl FnMut(Position, u8)) {
         // The board right after the move, from the parent's side.
         let after_h = *self.flipped().houses();
-        let after = to_u128(&after_h);
+        let after = self.flipped().packed();
         let n = self.seeds();
         let opp_after = opp_sum(after);
         for i in 0..6 {
@@ -330,8 +315,7 @@ impl Position {
                         continue;
                     }
                 }
-                let parent =
-                    Position::from_houses_unchecked(from_u128(p + (u128::from(s) << (8 * i))));
+                let parent = Position::from_packed(p + (u128::from(s) << (8 * i)));
                 let grand_slam_like = h >= 6 && rules.capture.contains(after_h[h]);
                 let eradicating = opp_after == 0;
                 let yields = if grand_slam_like

@@ -167,7 +167,11 @@ fn tier_is_complete(dir: &Path, manifest: &Manifest, rules: &Rules, tier: u8) ->
 }
 
 /// Refuses a directory whose manifest or tables were built under other rules.
-fn check_rules(dir: &Path, manifest: Option<&Manifest>, rules: &Rules) -> Result<(), GenerateError> {
+fn check_rules(
+    dir: &Path,
+    manifest: Option<&Manifest>,
+    rules: &Rules,
+) -> Result<(), GenerateError> {
     let mismatch = |found: String| GenerateError::RulesMismatch {
         dir: dir.to_path_buf(),
         found,
@@ -247,7 +251,13 @@ pub fn generate(
         let start = Instant::now();
         let (scores, stats) = solve_tier(&opts.rules, tier, &lower, observer);
         observer.start(crate::Phase::Write, positions);
-        let written = write_table(dir, &opts.rules, tier, IndexKind::Reachable, scores.as_slice())?;
+        let written = write_table(
+            dir,
+            &opts.rules,
+            tier,
+            IndexKind::Reachable,
+            scores.as_slice(),
+        )?;
         observer.advance(positions);
         let seconds = start.elapsed().as_secs_f64();
         let histogram = histogram(scores.as_slice());

@@ -8,8 +8,8 @@
 mod generate;
 mod lower;
 mod progress;
-mod tier;
 pub mod table_writer;
+mod tier;
 mod verify;
 
 pub use generate::{

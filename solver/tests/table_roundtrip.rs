@@ -2,10 +2,10 @@
 
 mod synthetic;
 
-use synthetic::{synth, synth_tier};
 use oware_db::format::{tier_file_name, Header};
 use oware_db::{Error, IndexKind, Manifest, Rules, Table, TierIndex};
 use oware_solver::table_writer::{write_table, write_table_with, WriteOptions};
+use synthetic::{synth, synth_tier};
 
 #[test]
 fn round_trip_several_tiers_and_block_sizes() {

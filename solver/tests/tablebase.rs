@@ -3,11 +3,11 @@
 
 mod synthetic;
 
-use synthetic::synth;
 use oware_db::{
     Error, GameResult, IndexKind, Manifest, Outcome, Position, Rules, Tablebase, TierIndex,
 };
 use oware_solver::table_writer::WriteOptions;
+use synthetic::synth;
 
 const MAX: u8 = 10;
 
