@@ -6,7 +6,6 @@
 //! rest; a directory built under other rules is refused.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Instant;
 
 use oware_db::manifest::{Manifest, TierEntry, TierStats};
@@ -35,7 +34,7 @@ pub enum GenerateError {
         asked: String,
     },
     /// A tier needs more memory than the machine has available.
-    #[error("tier {tier} needs {needed} more bytes of memory ({positions} positions) but only {available} are available (lower tiers already hold {lower} bytes); nothing was written for it")]
+    #[error("tier {tier} needs {needed} bytes of memory ({positions} positions) but only {available} are available; nothing was written for it")]
     TooLarge {
         /// The tier.
         tier: u8,
@@ -43,8 +42,6 @@ pub enum GenerateError {
         positions: u64,
         /// Bytes needed in all.
         needed: u64,
-        /// Bytes of lower tiers held.
-        lower: u64,
         /// Bytes available.
         available: u64,
     },
@@ -146,6 +143,9 @@ pub fn available_memory() -> u64 {
         .map_or(u64::MAX, |kb| kb * 1024)
 }
 
+/// The scratch directory, inside the table directory, of the lower tiers' side copies.
+pub const SCRATCH_DIR: &str = ".scratch";
+
 fn table_path(dir: &Path, tier: u8) -> PathBuf {
     dir.join(format!("tier-{tier:02}.owt"))
 }
@@ -219,6 +219,19 @@ pub fn generate(
         .collect();
     let last_to_solve = complete.iter().rposition(|c| !c);
 
+    // Lower tiers are memory-mapped side copies in a scratch directory, rebuilt from the
+    // verified tables (or written from fresh scores) on every run, removed at the end.
+    let scratch = dir.join(SCRATCH_DIR);
+    std::fs::create_dir_all(&scratch).map_err(|source| GenerateError::CreateDir {
+        path: scratch.clone(),
+        source,
+    })?;
+    let side_copy = |lower: &mut LowerTiers, tier: u8, scores: &[i8]| {
+        let path = scratch.join(format!("tier-{tier:02}.scores"));
+        lower
+            .push_mapped(&path, scores)
+            .map_err(|e| GenerateError::Db(oware_db::Error::io(&path, e)))
+    };
     let mut lower = LowerTiers::new();
     let mut reports = Vec::new();
     for tier in 0..=opts.max_seeds {
@@ -228,7 +241,7 @@ pub fn generate(
             observer.tier_start(tier, positions, false);
             if needed_later {
                 let table = Table::open(&table_path(dir, tier))?;
-                lower.push(Arc::from(table.read_all()?));
+                side_copy(&mut lower, tier, &table.read_all()?)?;
             }
             let report = TierReport::Skipped { tier };
             observer.tier_done(&report);
@@ -236,14 +249,13 @@ pub fn generate(
             continue;
         }
         // Memory: the solver's state, and the copy kept for the tiers above.
-        let needed = tier_memory(positions) + positions;
+        let needed = tier_memory(positions);
         let limit = opts.memory_limit.unwrap_or_else(available_memory);
         if needed > limit {
             return Err(GenerateError::TooLarge {
                 tier,
                 positions,
                 needed,
-                lower: lower.bytes(),
                 available: limit,
             });
         }
@@ -279,7 +291,7 @@ pub fn generate(
         );
         manifest.save(dir)?;
         if needed_later {
-            lower.push(Arc::from(scores.as_slice()));
+            side_copy(&mut lower, tier, scores.as_slice())?;
         }
         drop(scores);
         let report = TierReport::Solved {
@@ -290,5 +302,8 @@ pub fn generate(
         observer.tier_done(&report);
         reports.push(report);
     }
+    drop(lower);
+    // The side copies are only needed while generating; a failure to remove them is harmless.
+    let _ = std::fs::remove_dir_all(&scratch);
     Ok(reports)
 }

@@ -1,13 +1,41 @@
 //! Scores of the tiers already solved, for the captures of the tier being solved.
+//!
+//! A tier is held either in memory or as an uncompressed side copy of its scores, one byte
+//! per position, memory-mapped: the operating system pages it in and out, so the lower tiers
+//! of a large tier are never loaded whole into the process.
 
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
 use std::sync::Arc;
 
+use memmap2::Mmap;
 use oware_db::{IndexKind, Position, TierIndex};
 
+/// Where a tier's scores live.
+enum Scores {
+    Memory(Arc<[i8]>),
+    Mapped(Mmap),
+}
+
+impl Scores {
+    #[inline]
+    fn as_slice(&self) -> &[i8] {
+        match self {
+            Scores::Memory(s) => s,
+            // SAFETY: `i8` and `u8` have the same size and alignment, and every byte is a
+            // valid `i8`; the slice borrows the mapping, which lives as long as `self`.
+            Scores::Mapped(m) => unsafe {
+                std::slice::from_raw_parts(m.as_ptr().cast::<i8>(), m.len())
+            },
+        }
+    }
+}
+
 /// The scores of tiers `0..len()`, each in [`IndexKind::Reachable`] index order.
-#[derive(Clone, Default)]
+#[derive(Default)]
 pub struct LowerTiers {
-    tiers: Vec<(TierIndex, Arc<[i8]>)>,
+    tiers: Vec<(TierIndex, Scores)>,
 }
 
 impl LowerTiers {
@@ -16,19 +44,56 @@ impl LowerTiers {
         Self::default()
     }
 
-    /// Adds the next tier (`self.len()`).
+    fn next_index(&self, len: u64) -> TierIndex {
+        let index = TierIndex::new(self.tiers.len() as u8, IndexKind::Reachable);
+        assert_eq!(len, index.size(), "tier {} size", self.len());
+        index
+    }
+
+    /// Adds the next tier (`self.len()`), held in memory.
     ///
     /// # Panics
     /// If `scores` does not have the size of that tier.
     pub fn push(&mut self, scores: Arc<[i8]>) {
-        let index = TierIndex::new(self.tiers.len() as u8, IndexKind::Reachable);
-        assert_eq!(
-            scores.len() as u64,
-            index.size(),
-            "tier {} size",
-            self.len()
-        );
-        self.tiers.push((index, scores));
+        let index = self.next_index(scores.len() as u64);
+        self.tiers.push((index, Scores::Memory(scores)));
+    }
+
+    /// Adds the next tier (`self.len()`) as a memory-mapped side copy: writes `scores` to
+    /// `path` (through a temporary file, synced and renamed) and maps it.
+    ///
+    /// # Errors
+    /// The file cannot be written or mapped.
+    ///
+    /// # Panics
+    /// If `scores` does not have the size of that tier.
+    pub fn push_mapped(&mut self, path: &Path, scores: &[i8]) -> std::io::Result<()> {
+        let index = self.next_index(scores.len() as u64);
+        let tmp = path.with_extension("tmp");
+        {
+            let mut f = File::create(&tmp)?;
+            // SAFETY: reinterpreting `i8` as `u8`: same size, alignment and validity.
+            let bytes =
+                unsafe { std::slice::from_raw_parts(scores.as_ptr().cast::<u8>(), scores.len()) };
+            f.write_all(bytes)?;
+            f.sync_all()?;
+        }
+        std::fs::rename(&tmp, path)?;
+        let file = File::open(path)?;
+        // SAFETY: the file was just written by this process and is private to the generation
+        // (a scratch directory); nothing truncates or rewrites it while it is mapped. Should
+        // another process do so anyway, reads may see other bytes or fault, as for any mapping.
+        let map = unsafe { Mmap::map(&file)? };
+        if map.len() != scores.len() {
+            return Err(std::io::Error::other(format!(
+                "{}: mapped {} bytes, wrote {}",
+                path.display(),
+                map.len(),
+                scores.len()
+            )));
+        }
+        self.tiers.push((index, Scores::Mapped(map)));
+        Ok(())
     }
 
     /// Number of tiers held (they are tiers `0..len()`).
@@ -41,21 +106,29 @@ impl LowerTiers {
         self.tiers.is_empty()
     }
 
-    /// Bytes held.
+    /// Bytes held in the process's memory (memory-mapped tiers not counted).
     pub fn bytes(&self) -> u64 {
-        self.tiers.iter().map(|(_, s)| s.len() as u64).sum()
+        self.tiers
+            .iter()
+            .map(|(_, s)| match s {
+                Scores::Memory(m) => m.len() as u64,
+                Scores::Mapped(_) => 0,
+            })
+            .sum()
     }
 
     /// The scores of tier `n`.
+    ///
+    /// # Panics
+    /// If tier `n` is not held.
     pub fn tier(&self, n: u8) -> &[i8] {
-        &self.tiers[n as usize].1
+        self.tiers[n as usize].1.as_slice()
     }
 
-    /// The score at index `rank` of tier `tier`, and a hint to fetch it early: see
-    /// [`LowerTiers::entry`].
+    /// The score at index `rank` of tier `tier`: see [`LowerTiers::entry`].
     #[inline]
     pub fn at(&self, tier: u8, rank: u64) -> i8 {
-        self.tiers[tier as usize].1[rank as usize]
+        self.tiers[tier as usize].1.as_slice()[rank as usize]
     }
 
     /// The place of a reachable position of a held tier: `(tier, rank)`, and a reference to
@@ -65,7 +138,7 @@ impl LowerTiers {
         let tier = p.seeds();
         let (index, scores) = &self.tiers[tier as usize];
         let rank = index.rank_unchecked(p);
-        (tier, rank, &scores[rank as usize])
+        (tier, rank, &scores.as_slice()[rank as usize])
     }
 
     /// The score of a reachable position of a held tier.
@@ -75,6 +148,6 @@ impl LowerTiers {
     #[inline]
     pub fn score(&self, p: &Position) -> i8 {
         let (index, scores) = &self.tiers[p.seeds() as usize];
-        scores[index.rank_unchecked(p) as usize]
+        scores.as_slice()[index.rank_unchecked(p) as usize]
     }
 }
