@@ -138,10 +138,11 @@ impl GenerateObserver for Observer {
                 stats,
                 seconds,
             } => format!(
-                "tier {tier:2}: solved {positions} positions in {seconds:.2} s ({:.2} M/s); {} finite, {} endless",
+                "tier {tier:2}: solved {positions} positions in {seconds:.2} s ({:.2} M/s); {} finite, {} endless; peak memory {}",
                 positions as f64 / seconds.max(1e-9) / 1e6,
                 stats.finite,
-                stats.endless
+                stats.endless,
+                peak_memory().map_or_else(|| "unknown".to_string(), |b| format!("{:.1} MB", b as f64 / 1e6))
             ),
         };
         match &self.view {
@@ -153,6 +154,14 @@ impl GenerateObserver for Observer {
             }
         }
     }
+}
+
+/// The peak resident memory of this process so far (`VmHWM`), where the system reports it.
+pub fn peak_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }
 
 /// Runs `oware generate`.
