@@ -188,15 +188,14 @@ impl Position {
     /// The legal moves under `rules`, in house order. An empty list means the game is over
     /// and the position scores [`Position::end_score`].
     pub fn moves(&self, rules: &Rules) -> MoveList {
-        let b = *self.houses();
         let packed = self.packed();
         let n = self.seeds();
-        let opp_before: u8 = b[6..].iter().sum();
+        let opp_before = opp_sum(packed);
         let mut list = MoveList::new();
         let mut eradicating = [false; 6];
         let mut any_non_eradicating = false;
         for i in 0..6 {
-            let s = b[i];
+            let s = byte(packed, i);
             if s == 0 {
                 continue;
             }

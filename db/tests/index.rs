@@ -33,7 +33,7 @@ fn for_each_position(n: u8, f: &mut impl FnMut(Position)) {
 fn covered(kind: IndexKind, p: &Position) -> bool {
     match kind {
         IndexKind::Dense => true,
-        IndexKind::Reachable => p.houses()[6..].iter().any(|&h| h == 0),
+        IndexKind::Reachable => p.houses()[6..].contains(&0),
     }
 }
 

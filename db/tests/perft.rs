@@ -74,9 +74,9 @@ fn reference_moves(p: &Position, rules: &Rules) -> Vec<(u8, Outcome)> {
         let rest_to_opponent = || Outcome::End {
             score: captured as i8 - (n - captured) as i8,
         };
-        let outcome = if slam && rules.grand_slam == GrandSlam::ToOpponent {
-            rest_to_opponent()
-        } else if opp_left == 0 && rules.starve == Starve::Forfeit {
+        let game_ends = (slam && rules.grand_slam == GrandSlam::ToOpponent)
+            || (opp_left == 0 && rules.starve == Starve::Forfeit);
+        let outcome = if game_ends {
             rest_to_opponent()
         } else {
             let mut child = [0u8; 12];
