@@ -468,15 +468,20 @@ pub fn solve_tier_local(
                 break;
             }
             stats.rounds += 1;
+            let mut buckets = buckets;
             for s in 0..subrounds as usize {
-                let out: Vec<Vec<u64>> = buckets
-                    .iter()
-                    .map(|b| {
-                        let lo = (s * per_dest).min(b.len());
-                        let hi = (lo + per_dest).min(b.len());
-                        b[lo..hi].to_vec()
-                    })
-                    .collect();
+                let out: Vec<Vec<u64>> = if subrounds == 1 {
+                    std::mem::take(&mut buckets)
+                } else {
+                    buckets
+                        .iter()
+                        .map(|b| {
+                            let lo = (s * per_dest).min(b.len());
+                            let hi = (lo + per_dest).min(b.len());
+                            b[lo..hi].to_vec()
+                        })
+                        .collect()
+                };
                 stats.bytes_sent += out
                     .iter()
                     .enumerate()
