@@ -5,6 +5,7 @@
 
 #![warn(missing_docs)]
 
+pub mod distributed;
 mod generate;
 mod lower;
 mod progress;

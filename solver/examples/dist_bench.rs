@@ -1,0 +1,123 @@
+//! Measures the partitioned solver against the single-process one (the figures of
+//! `docs/SCALING.md`).
+//!
+//! ```text
+//! dist_bench --max 20 --from 18 --ranks 1,2,3 [--rules abapa] [--cache DIR]
+//! ```
+//!
+//! Solves tiers `0..=max` with [`oware_solver::solve_tier`] (tiers already in `--cache` as
+//! `tier-NN.raw` are read instead); for each tier from `--from` on, also solves it on every
+//! count of simulated ranks of `--ranks` (threads sharing the machine's rayon pool), checks
+//! that the bytes are identical and prints one line per run: seconds, rate, rounds, bytes
+//! exchanged per position, state bytes per rank.
+
+use std::error::Error;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use oware_db::{tier_size, IndexKind, Rules};
+use oware_solver::distributed::{gather_scores, solve_tier_local, PartitionConfig, ThreadComm};
+use oware_solver::{solve_tier, LowerTiers, NoProgress};
+
+fn main() -> Result<(), Box<dyn Error>> {
+    let mut max = 18u8;
+    let mut from = 16u8;
+    let mut ranks = vec![1usize, 2, 3];
+    let mut rules = Rules::ABAPA;
+    let mut cache: Option<PathBuf> = None;
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        let mut value = || it.next().ok_or_else(|| format!("{a} needs a value"));
+        match a.as_str() {
+            "--max" => max = value()?.parse()?,
+            "--from" => from = value()?.parse()?,
+            "--ranks" => {
+                ranks = value()?
+                    .split(',')
+                    .map(str::parse)
+                    .collect::<Result<_, _>>()?
+            }
+            "--rules" => rules = value()?.parse()?,
+            "--cache" => cache = Some(PathBuf::from(value()?)),
+            _ => return Err(format!("unknown argument {a}").into()),
+        }
+    }
+    if max > 48 || ranks.contains(&0) {
+        return Err("--max is at most 48 and rank counts are positive".into());
+    }
+    if let Some(dir) = &cache {
+        std::fs::create_dir_all(dir)?;
+    }
+    println!("tier positions run seconds Mpos/s rounds bytes/pos state-MB/rank init/prop/comm-s(rank0) updates/pos");
+    let mut lower = LowerTiers::new();
+    for n in 0..=max {
+        let positions = tier_size(n, IndexKind::Reachable);
+        let path = cache.as_ref().map(|d| d.join(format!("tier-{n:02}.raw")));
+        let cached = path
+            .as_ref()
+            .and_then(|p| std::fs::read(p).ok())
+            .filter(|b| b.len() as u64 == positions)
+            .map(|b| b.into_iter().map(|x| x as i8).collect::<Vec<i8>>());
+        let reference = match cached {
+            Some(v) if n < from => v,
+            _ => {
+                let t = Instant::now();
+                let (scores, _) = solve_tier(&rules, n, &lower, &NoProgress);
+                let secs = t.elapsed().as_secs_f64();
+                if n >= from {
+                    println!(
+                        "{n} {positions} single {secs:.2} {:.2} - - -",
+                        positions as f64 / secs / 1e6
+                    );
+                }
+                let v = scores.to_vec();
+                if let Some(p) = &path {
+                    std::fs::write(p, v.iter().map(|&s| s as u8).collect::<Vec<u8>>())?;
+                }
+                v
+            }
+        };
+        if n >= from {
+            for &r in &ranks {
+                let t = Instant::now();
+                let out = ThreadComm::run(r, |comm| {
+                    let (local, stats) = solve_tier_local(
+                        comm,
+                        &rules,
+                        n,
+                        &lower,
+                        &NoProgress,
+                        &PartitionConfig::default(),
+                    );
+                    (gather_scores(comm, &local), stats)
+                });
+                let secs = t.elapsed().as_secs_f64();
+                let same = out[0].0.as_ref() == Some(&reference);
+                let bytes: u64 = out.iter().map(|(_, s)| s.bytes_sent).sum();
+                let updates: u64 = out
+                    .iter()
+                    .map(|(_, s)| s.updates_local + s.updates_remote)
+                    .sum();
+                let state = out.iter().map(|(_, s)| s.state_bytes).max().unwrap_or(0);
+                println!(
+                    "{n} {positions} {r}-ranks {secs:.2} {:.2} {} {:.2} {:.1} {:.1}/{:.1}/{:.1} {:.2}{}",
+                    positions as f64 / secs / 1e6,
+                    out[0].1.rounds,
+                    bytes as f64 / positions as f64,
+                    state as f64 / 1e6,
+                    out[0].1.init_seconds,
+                    out[0].1.propagate_seconds,
+                    out[0].1.comm_seconds,
+                    updates as f64 / positions as f64,
+                    if same { "" } else { " DIFFERENT" }
+                );
+                if !same {
+                    return Err(format!("tier {n} differs on {r} ranks").into());
+                }
+            }
+        }
+        lower.push(Arc::from(reference));
+    }
+    Ok(())
+}

@@ -1,0 +1,267 @@
+//! The communication layer: a small collective interface ([`Comm`]) and the two
+//! implementations that need no MPI: one process ([`LocalComm`]) and `N` simulated ranks as
+//! threads of one process ([`ThreadComm`]).
+//!
+//! Every method is a *collective*: all ranks call it, in the same order, from their main
+//! thread (never from inside a rayon job).
+
+use std::sync::{Arc, Barrier, Mutex};
+
+/// A group of ranks that exchange data collectively.
+///
+/// Implementations: [`LocalComm`] (one rank), [`ThreadComm`] (ranks as threads) and, with
+/// the cargo feature `mpi`, `MpiComm` (ranks as MPI processes).
+pub trait Comm {
+    /// This rank, in `0..size()`.
+    fn rank(&self) -> usize;
+
+    /// The number of ranks.
+    fn size(&self) -> usize;
+
+    /// All-to-all exchange: `outgoing[d]` goes to rank `d`; the result's element `s` is what
+    /// rank `s` sent to this rank. Any sizes are accepted (implementations split large
+    /// messages as their transport needs).
+    ///
+    /// # Panics
+    /// If `outgoing.len() != self.size()`.
+    fn exchange(&self, outgoing: Vec<Vec<u64>>) -> Vec<Vec<u64>>;
+
+    /// The sum of `v` over all ranks, on every rank.
+    fn all_reduce_sum(&self, v: u64) -> u64;
+
+    /// The maximum of `v` over all ranks, on every rank.
+    fn all_reduce_max(&self, v: u64) -> u64;
+
+    /// Waits until every rank has reached the barrier.
+    fn barrier(&self);
+
+    /// Gathers every rank's bytes on rank 0: `Some(parts)` there (`parts[s]` from rank `s`),
+    /// `None` on the other ranks. Built on [`Comm::exchange`].
+    fn gather_bytes(&self, local: &[u8]) -> Option<Vec<Vec<u8>>> {
+        let mut out = vec![Vec::new(); self.size()];
+        out[0] = pack_bytes(local);
+        let got = self.exchange(out);
+        (self.rank() == 0).then(|| got.iter().map(|w| unpack_bytes(w)).collect())
+    }
+
+    /// Gathers every rank's bytes on every rank (`parts[s]` from rank `s`). Built on
+    /// [`Comm::exchange`].
+    fn all_gather_bytes(&self, local: &[u8]) -> Vec<Vec<u8>> {
+        let packed = pack_bytes(local);
+        let got = self.exchange(vec![packed; self.size()]);
+        got.iter().map(|w| unpack_bytes(w)).collect()
+    }
+}
+
+/// Packs bytes into words for [`Comm::exchange`]: word 0 holds the length, then 8 bytes a
+/// word, little-endian.
+pub(crate) fn pack_bytes(bytes: &[u8]) -> Vec<u64> {
+    let mut out = Vec::with_capacity(1 + bytes.len().div_ceil(8));
+    out.push(bytes.len() as u64);
+    for chunk in bytes.chunks(8) {
+        let mut w = [0u8; 8];
+        w[..chunk.len()].copy_from_slice(chunk);
+        out.push(u64::from_le_bytes(w));
+    }
+    out
+}
+
+/// Inverse of [`pack_bytes`]; an empty or short buffer gives what it holds.
+pub(crate) fn unpack_bytes(words: &[u64]) -> Vec<u8> {
+    let Some((&len, rest)) = words.split_first() else {
+        return Vec::new();
+    };
+    let mut out: Vec<u8> = rest.iter().flat_map(|w| w.to_le_bytes()).collect();
+    out.truncate(len as usize);
+    out
+}
+
+/// One process: rank 0 of 1. Every collective is immediate.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LocalComm;
+
+impl Comm for LocalComm {
+    fn rank(&self) -> usize {
+        0
+    }
+
+    fn size(&self) -> usize {
+        1
+    }
+
+    fn exchange(&self, outgoing: Vec<Vec<u64>>) -> Vec<Vec<u64>> {
+        assert_eq!(outgoing.len(), 1, "one buffer per rank");
+        outgoing
+    }
+
+    fn all_reduce_sum(&self, v: u64) -> u64 {
+        v
+    }
+
+    fn all_reduce_max(&self, v: u64) -> u64 {
+        v
+    }
+
+    fn barrier(&self) {}
+}
+
+/// The state the simulated ranks share.
+struct Shared {
+    size: usize,
+    barrier: Barrier,
+    /// `mail[src * size + dst]`: the buffer from `src` to `dst` of the current exchange.
+    mail: Mutex<Vec<Vec<u64>>>,
+    /// One value per rank for the current reduction.
+    values: Mutex<Vec<u64>>,
+}
+
+/// `N` simulated ranks as threads of one process, for tests and measurements: each rank
+/// holds its own `ThreadComm` and runs on its own thread (see [`ThreadComm::run`]).
+pub struct ThreadComm {
+    rank: usize,
+    shared: Arc<Shared>,
+}
+
+impl ThreadComm {
+    /// Creates the handles of `size` ranks (`size >= 1`); give each to its own thread.
+    ///
+    /// # Panics
+    /// If `size == 0`.
+    pub fn group(size: usize) -> Vec<ThreadComm> {
+        assert!(size > 0, "at least one rank");
+        let shared = Arc::new(Shared {
+            size,
+            barrier: Barrier::new(size),
+            mail: Mutex::new(vec![Vec::new(); size * size]),
+            values: Mutex::new(vec![0; size]),
+        });
+        (0..size)
+            .map(|rank| ThreadComm {
+                rank,
+                shared: Arc::clone(&shared),
+            })
+            .collect()
+    }
+
+    /// Runs `f` on `size` simulated ranks, each on its own thread, and returns the results
+    /// in rank order.
+    ///
+    /// # Panics
+    /// If `size == 0`, or if a rank panics (the panic is propagated).
+    pub fn run<R: Send>(size: usize, f: impl Fn(&ThreadComm) -> R + Sync) -> Vec<R> {
+        let comms = ThreadComm::group(size);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = comms
+                .iter()
+                .map(|c| {
+                    let f = &f;
+                    s.spawn(move || f(c))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        })
+    }
+
+    fn reduce(&self, v: u64, op: impl Fn(u64, u64) -> u64) -> u64 {
+        lock(&self.shared.values)[self.rank] = v;
+        self.shared.barrier.wait();
+        let r = lock(&self.shared.values)
+            .iter()
+            .copied()
+            .reduce(op)
+            .unwrap_or(v);
+        // Nobody may write the next reduction's value before everyone has read this one.
+        self.shared.barrier.wait();
+        r
+    }
+}
+
+/// Locks a mutex, ignoring poisoning (a panicking rank ends the whole run anyway).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Comm for ThreadComm {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+
+    fn size(&self) -> usize {
+        self.shared.size
+    }
+
+    fn exchange(&self, outgoing: Vec<Vec<u64>>) -> Vec<Vec<u64>> {
+        let size = self.shared.size;
+        assert_eq!(outgoing.len(), size, "one buffer per rank");
+        {
+            let mut mail = lock(&self.shared.mail);
+            for (dst, buf) in outgoing.into_iter().enumerate() {
+                mail[self.rank * size + dst] = buf;
+            }
+        }
+        self.shared.barrier.wait();
+        let incoming = {
+            let mut mail = lock(&self.shared.mail);
+            (0..size)
+                .map(|src| std::mem::take(&mut mail[src * size + self.rank]))
+                .collect()
+        };
+        // Every rank must have taken its mail before anyone posts the next exchange.
+        self.shared.barrier.wait();
+        incoming
+    }
+
+    fn all_reduce_sum(&self, v: u64) -> u64 {
+        self.reduce(v, |a, b| a + b)
+    }
+
+    fn all_reduce_max(&self, v: u64) -> u64 {
+        self.reduce(v, u64::max)
+    }
+
+    fn barrier(&self) {
+        self.shared.barrier.wait();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_round_trip() {
+        for len in [0usize, 1, 7, 8, 9, 100] {
+            let b: Vec<u8> = (0..len).map(|i| i as u8 ^ 0x5a).collect();
+            assert_eq!(unpack_bytes(&pack_bytes(&b)), b);
+        }
+        assert!(unpack_bytes(&[]).is_empty());
+    }
+
+    #[test]
+    fn threads_exchange_and_reduce() {
+        let out = ThreadComm::run(3, |c| {
+            let r = c.rank() as u64;
+            let got = c.exchange((0..3).map(|d| vec![r * 10 + d]).collect());
+            let sum = c.all_reduce_sum(r + 1);
+            let max = c.all_reduce_max(r * 7);
+            let all = c.all_gather_bytes(&[r as u8; 3]);
+            let gathered = c.gather_bytes(&[r as u8]);
+            c.barrier();
+            (got, sum, max, all, gathered)
+        });
+        for (r, (got, sum, max, all, gathered)) in out.into_iter().enumerate() {
+            let want: Vec<Vec<u64>> = (0..3).map(|s| vec![s * 10 + r as u64]).collect();
+            assert_eq!(got, want);
+            assert_eq!(sum, 6);
+            assert_eq!(max, 14);
+            assert_eq!(all, vec![vec![0u8; 3], vec![1; 3], vec![2; 3]]);
+            assert_eq!(gathered.is_some(), r == 0);
+            if let Some(g) = gathered {
+                assert_eq!(g, vec![vec![0u8], vec![1], vec![2]]);
+            }
+        }
+    }
+}

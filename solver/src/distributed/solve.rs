@@ -1,0 +1,594 @@
+//! Solving one tier split by index range over the ranks of a [`Comm`].
+//!
+//! Rank `r` of `P` owns the indices `⌊size·r/P⌋ .. ⌊size·(r+1)/P⌋` of the tier
+//! ([`Partition`]): their state words, their frontier bits and, at the end, their scores.
+//! Every rank reads the lower tiers itself (they come from the shared directory), so
+//! initialisation — exits and open counts — needs no communication at all.
+//!
+//! Propagation follows the levels of `ALGORITHM.md` (`k = n, n−1, …, 1`). A level starts
+//! with a local scan; then it runs in *rounds* until no rank has a frontier left:
+//!
+//! 1. each rank takes up to a bounded number of positions from its frontier and generates
+//!    their parents through un-moves, as updates `(parent index, child is low)`, bucketed by
+//!    the parent's owner;
+//! 2. the buckets are exchanged all-to-all, in as many sub-rounds as the largest bucket
+//!    needs so that no rank sends more than [`PartitionConfig::batch`] updates per sub-round
+//!    (this bounds the receive buffers and keeps MPI's 32-bit counts far from overflow);
+//! 3. each rank applies the updates it received to its own positions (rayon, with a
+//!    compare-and-swap per state word), which may put new positions in its frontier;
+//! 4. termination detection rides on the one reduction of each round (the maximum of the
+//!    sub-rounds needed, at least one while a rank's frontier is not empty): when it is zero,
+//!    no rank has work and no update is in flight, since every update sent in a round is
+//!    applied in that round, and the level ends.
+//!
+//! Whatever is undecided after level 1 scores 0. The scores are game values, so they are the
+//! same as those of the single-process solver whatever the number of ranks and the order of
+//! the decisions.
+//!
+//! All communication happens on the calling (main) thread, between rayon phases.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
+use std::time::Instant;
+
+use oware_db::{IndexKind, Outcome, Position, Rules, TierIndex};
+use rayon::prelude::*;
+
+use super::comm::Comm;
+use crate::lower::LowerTiers;
+use crate::progress::{Phase, Progress};
+
+// State word: low byte = exit while undecided, score once decided; bits 8..11 = open count;
+// bit 11 = decided; bit 12 = decided with a nonzero score that has not yet acted.
+const OPEN_ONE: u16 = 1 << 8;
+const OPEN_MASK: u16 = 0x7 << 8;
+const DECIDED: u16 = 1 << 11;
+const PENDING: u16 = 1 << 12;
+const NO_EXIT: i8 = i8::MIN;
+
+/// Positions per rayon work item in the scans (a multiple of 64: whole frontier words).
+const CHUNK: usize = 1 << 14;
+/// Frontier positions per rayon work item when generating parents.
+const GEN_CHUNK: usize = 2048;
+/// Updates per rayon work item when applying.
+const APPLY_CHUNK: usize = 1 << 14;
+
+#[inline]
+fn val(s: u16) -> i8 {
+    s as u8 as i8
+}
+
+#[inline]
+fn word(v: i8, flags: u16) -> u16 {
+    u16::from(v as u8) | flags
+}
+
+/// The split of a tier's indices over the ranks: rank `r` of `ranks` owns
+/// `⌊size·r/ranks⌋ .. ⌊size·(r+1)/ranks⌋` (sizes differ by at most one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Partition {
+    size: u64,
+    ranks: u64,
+}
+
+impl Partition {
+    /// The split of `size` indices over `ranks` ranks.
+    ///
+    /// # Panics
+    /// If `ranks == 0`.
+    pub fn new(size: u64, ranks: usize) -> Self {
+        assert!(ranks > 0, "at least one rank");
+        Partition {
+            size,
+            ranks: ranks as u64,
+        }
+    }
+
+    /// First index of rank `r` (`r == ranks` gives the tier size).
+    pub fn start(&self, r: usize) -> u64 {
+        (u128::from(self.size) * r as u128 / u128::from(self.ranks)) as u64
+    }
+
+    /// The indices owned by rank `r`.
+    pub fn range(&self, r: usize) -> Range<u64> {
+        self.start(r)..self.start(r + 1)
+    }
+
+    /// The rank owning index `g` (`g < size`).
+    #[inline]
+    pub fn owner(&self, g: u64) -> usize {
+        // Largest r with ⌊size·r/P⌋ <= g, i.e. size·r < (g+1)·P: r = ⌈(g+1)·P/size⌉ − 1.
+        let num = (u128::from(g) + 1) * u128::from(self.ranks);
+        (num.div_ceil(u128::from(self.size)) - 1) as usize
+    }
+}
+
+/// Tuning of [`solve_tier_local`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PartitionConfig {
+    /// The most updates (8 bytes each) a rank sends in one exchange, over all destinations;
+    /// also about the most it receives. Frontier positions are taken `batch / 4` per round.
+    pub batch: usize,
+}
+
+impl Default for PartitionConfig {
+    /// 4 Mi updates (32 MiB) per exchange.
+    fn default() -> Self {
+        PartitionConfig { batch: 1 << 22 }
+    }
+}
+
+/// Counts and timings of one rank's part of a tier.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PartitionStats {
+    /// Positions this rank owns.
+    pub positions: u64,
+    /// Owned positions decided by finite play.
+    pub finite: u64,
+    /// Owned positions scored 0 by endless play.
+    pub endless: u64,
+    /// Propagation rounds with an exchange (the same on every rank).
+    pub rounds: u64,
+    /// All-to-all exchanges (the same on every rank).
+    pub exchanges: u64,
+    /// Updates sent to other ranks.
+    pub updates_remote: u64,
+    /// Updates this rank sent to itself.
+    pub updates_local: u64,
+    /// Bytes sent to other ranks in exchanges of updates (8 per update).
+    pub bytes_sent: u64,
+    /// Bytes of this rank's state (state words and frontier bits).
+    pub state_bytes: u64,
+    /// Seconds computing exits and open counts.
+    pub init_seconds: f64,
+    /// Seconds of propagation (levels), communication included.
+    pub propagate_seconds: f64,
+    /// Seconds inside collective calls during propagation (transfer and waiting).
+    pub comm_seconds: f64,
+}
+
+/// This rank's scores of a tier: the indices `start..start + scores.len()`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LocalScores {
+    /// First index owned.
+    pub start: u64,
+    /// Scores of the owned indices, in index order.
+    pub scores: Vec<i8>,
+}
+
+/// Bytes of memory one rank of `ranks` needs for its part of a tier of `positions`
+/// positions (state words, frontier bits and scores; lower tiers and exchange buffers not
+/// included).
+pub fn partition_memory(positions: u64, ranks: usize) -> u64 {
+    let local = positions.div_ceil(ranks.max(1) as u64);
+    local * 2 + local.div_ceil(64) * 8 + local + 4096
+}
+
+struct Ctx<'a> {
+    rules: &'a Rules,
+    index: TierIndex,
+    part: Partition,
+    start: u64,
+    lower: &'a LowerTiers,
+    state: Vec<AtomicU16>,
+    frontier: Vec<AtomicU64>,
+}
+
+impl Ctx<'_> {
+    /// Initial words of the owned positions `first..first + out.len()` (local offsets).
+    fn init(&self, first: usize, out: &[AtomicU16]) {
+        const SUB: usize = 32;
+        let g0 = self.start + first as u64;
+        let mut cursor = self.index.cursor(g0, g0 + out.len() as u64);
+        let mut caps: Vec<(usize, &i8, i8)> = Vec::with_capacity(SUB * 6);
+        let mut words = [0u16; SUB];
+        for sub in out.chunks(SUB) {
+            caps.clear();
+            for (slot, w) in words.iter_mut().enumerate().take(sub.len()) {
+                let Some(p) = cursor.next() else { break };
+                let moves = p.moves(self.rules);
+                if moves.is_empty() {
+                    *w = word(p.end_score(), DECIDED | PENDING);
+                    continue;
+                }
+                let mut exit = NO_EXIT;
+                let mut open = 0u16;
+                for m in moves.iter() {
+                    match m.outcome {
+                        Outcome::Continue { captured: 0, .. } => open += 1,
+                        Outcome::Continue { child, captured } => {
+                            let (_, _, entry) = self.lower.entry(&child);
+                            prefetch(entry);
+                            caps.push((slot, entry, captured as i8));
+                        }
+                        Outcome::End { score } => exit = exit.max(score),
+                    }
+                }
+                *w = word(
+                    exit,
+                    if open == 0 {
+                        DECIDED | PENDING
+                    } else {
+                        open * OPEN_ONE
+                    },
+                );
+            }
+            for &(slot, entry, captured) in &caps {
+                let v = captured - *entry;
+                if v > val(words[slot]) {
+                    words[slot] = (words[slot] & 0xff00) | u16::from(v as u8);
+                }
+            }
+            for (w, &v) in sub.iter().zip(&words) {
+                w.store(v, Ordering::Relaxed);
+            }
+        }
+    }
+
+    #[inline]
+    fn mark(&self, j: usize) {
+        self.frontier[j / 64].fetch_or(1 << (j % 64), Ordering::Relaxed);
+    }
+
+    /// Level start: decides high the undecided owned positions whose exit is `k` and puts
+    /// the pending ones scoring `±k` in the frontier. Returns how many were marked.
+    fn level_start(&self, k: i8) -> u64 {
+        self.state
+            .par_chunks(CHUNK)
+            .enumerate()
+            .map(|(c, chunk)| {
+                let mut marked = 0;
+                for (i, w) in chunk.iter().enumerate() {
+                    let s = w.load(Ordering::Relaxed);
+                    let v = val(s);
+                    let new = if s & DECIDED == 0 {
+                        (v == k).then(|| word(k, DECIDED))
+                    } else if s & PENDING != 0 && v.abs() == k {
+                        Some(s & !PENDING)
+                    } else {
+                        None
+                    };
+                    if let Some(new) = new {
+                        w.store(new, Ordering::Relaxed);
+                        self.mark(c * CHUNK + i);
+                        marked += 1;
+                    }
+                }
+                marked
+            })
+            .sum()
+    }
+
+    /// Takes up to about `max` positions (whole frontier words) from the frontier, scanning
+    /// from word `*cursor` on and wrapping around; `pending` is the number of marked bits.
+    fn take(&self, cursor: &mut usize, pending: u64, max: usize) -> Vec<u32> {
+        let mut out = Vec::new();
+        let words = self.frontier.len();
+        let mut left = pending;
+        while left > 0 && out.len() < max {
+            let w = *cursor;
+            *cursor = if w + 1 == words { 0 } else { w + 1 };
+            if self.frontier[w].load(Ordering::Relaxed) == 0 {
+                continue;
+            }
+            let mut bits = self.frontier[w].swap(0, Ordering::Relaxed);
+            left = left.saturating_sub(u64::from(bits.count_ones()));
+            while bits != 0 {
+                let b = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                // Local ranges of one rank fit u32: they are at most 2^32 positions.
+                out.push((w * 64 + b) as u32);
+            }
+        }
+        out
+    }
+
+    /// The parents of the taken positions as encoded updates `(index << 1) | child_low`,
+    /// bucketed by owner.
+    fn parents(&self, taken: &[u32], ranks: usize) -> Vec<Vec<u64>> {
+        let parts: Vec<Vec<Vec<u64>>> = taken
+            .par_chunks(GEN_CHUNK)
+            .map(|chunk| {
+                let mut buckets = vec![Vec::new(); ranks];
+                for &j in chunk {
+                    let v = val(self.state[j as usize].load(Ordering::Relaxed));
+                    let low = u64::from(v < 0);
+                    let c = self.index.unrank(self.start + u64::from(j));
+                    c.unmoves(self.rules, |p: Position, _| {
+                        if p.is_reachable() {
+                            let g = self.index.rank_unchecked(&p);
+                            buckets[self.part.owner(g)].push(g << 1 | low);
+                        }
+                    });
+                }
+                buckets
+            })
+            .collect();
+        let mut out: Vec<Vec<u64>> = (0..ranks)
+            .map(|d| Vec::with_capacity(parts.iter().map(|b| b[d].len()).sum()))
+            .collect();
+        for buckets in parts {
+            for (d, b) in buckets.into_iter().enumerate() {
+                out[d].extend(b);
+            }
+        }
+        out
+    }
+
+    /// Applies received updates of level `k`; returns how many positions were put in the
+    /// frontier.
+    fn apply(&self, updates: &[u64], k: i8) -> u64 {
+        updates
+            .par_chunks(APPLY_CHUNK)
+            .map(|chunk| {
+                let mut marked = 0;
+                for &u in chunk {
+                    let j = ((u >> 1) - self.start) as usize;
+                    if self.act(j, u & 1 == 1, k) {
+                        marked += 1;
+                    }
+                }
+                marked
+            })
+            .sum()
+    }
+
+    /// A child decided at level `k` (low if `child_low`, else high) acts on the owned
+    /// parent `j`. Returns whether `j` entered the frontier.
+    #[inline]
+    fn act(&self, j: usize, child_low: bool, k: i8) -> bool {
+        let cell = &self.state[j];
+        let mut s = cell.load(Ordering::Relaxed);
+        loop {
+            if s & DECIDED != 0 {
+                return false;
+            }
+            let (new, frontier) = if child_low {
+                (word(k, DECIDED), true)
+            } else if s & OPEN_MASK > OPEN_ONE {
+                (s - OPEN_ONE, false)
+            } else {
+                // The last open child scores k: the parent scores max(exit, −k).
+                let score = val(s).max(-k);
+                if score == -k {
+                    (word(score, DECIDED), true)
+                } else if score != 0 {
+                    (word(score, DECIDED | PENDING), false)
+                } else {
+                    (word(0, DECIDED), false)
+                }
+            };
+            match cell.compare_exchange_weak(s, new, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => {
+                    if frontier {
+                        self.mark(j);
+                    }
+                    return frontier;
+                }
+                Err(x) => s = x,
+            }
+        }
+    }
+}
+
+/// Hints the processor to fetch `x` into the cache (a no-op where unsupported).
+#[inline(always)]
+fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint; it never faults, whatever the address.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch(
+            (x as *const T).cast::<i8>(),
+            core::arch::x86_64::_MM_HINT_T0,
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}
+
+/// Solves this rank's part of tier `n` (see the module documentation). Every rank of
+/// `comm` must call it with the same arguments; `lower` must hold every tier below `n`.
+/// `progress` receives this rank's counts. Runs rayon phases on the current thread pool and
+/// every collective on the calling thread.
+///
+/// # Panics
+/// If `lower` lacks a tier that a capture reaches, if `n > 48`, if a rank would own more
+/// than 2^32 positions, or if `config.batch == 0`.
+pub fn solve_tier_local(
+    comm: &dyn Comm,
+    rules: &Rules,
+    n: u8,
+    lower: &LowerTiers,
+    progress: &dyn Progress,
+    config: &PartitionConfig,
+) -> (LocalScores, PartitionStats) {
+    assert!(config.batch > 0, "batch must be positive");
+    let ranks = comm.size();
+    let me = comm.rank();
+    let index = TierIndex::new(n, IndexKind::Reachable);
+    let part = Partition::new(index.size(), ranks);
+    let range = part.range(me);
+    let local = (range.end - range.start) as usize;
+    assert!(local as u64 <= 1 << 32, "{local} positions on one rank");
+    let ctx = Ctx {
+        rules,
+        index,
+        part,
+        start: range.start,
+        lower,
+        state: (0..local).map(|_| AtomicU16::new(0)).collect(),
+        frontier: (0..local.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
+    };
+    let mut stats = PartitionStats {
+        positions: local as u64,
+        state_bytes: local as u64 * 2 + ctx.frontier.len() as u64 * 8,
+        ..PartitionStats::default()
+    };
+
+    let t = Instant::now();
+    progress.start(Phase::Init, local as u64);
+    ctx.state
+        .par_chunks(CHUNK)
+        .enumerate()
+        .for_each(|(c, chunk)| {
+            ctx.init(c * CHUNK, chunk);
+            progress.advance(chunk.len() as u64);
+        });
+    stats.init_seconds = t.elapsed().as_secs_f64();
+
+    let t = Instant::now();
+    progress.start(Phase::Propagate, local as u64);
+    let take_max = (config.batch / 4).max(1);
+    let per_dest = (config.batch / ranks).max(1);
+    for k in (1..=n as i8).rev() {
+        let mut pending = ctx.level_start(k);
+        let mut cursor = 0usize;
+        loop {
+            let taken = ctx.take(&mut cursor, pending, take_max);
+            pending -= taken.len() as u64;
+            progress.advance(taken.len() as u64);
+            let buckets = ctx.parents(&taken, ranks);
+            drop(taken);
+            for (d, b) in buckets.iter().enumerate() {
+                if d == me {
+                    stats.updates_local += b.len() as u64;
+                } else {
+                    stats.updates_remote += b.len() as u64;
+                }
+            }
+            // One reduction per round: the sub-rounds the largest bucket needs, at least one
+            // while any rank still has a frontier. Zero everywhere means that no rank has
+            // work left and no update is in flight: the level is done.
+            let longest = buckets.iter().map(Vec::len).max().unwrap_or(0);
+            let need = (longest.div_ceil(per_dest) as u64).max(u64::from(pending > 0));
+            let tc = Instant::now();
+            let subrounds = comm.all_reduce_max(need);
+            stats.comm_seconds += tc.elapsed().as_secs_f64();
+            if subrounds == 0 {
+                break;
+            }
+            stats.rounds += 1;
+            let mut buckets = buckets;
+            for s in 0..subrounds as usize {
+                let out: Vec<Vec<u64>> = if subrounds == 1 {
+                    std::mem::take(&mut buckets)
+                } else {
+                    buckets
+                        .iter()
+                        .map(|b| {
+                            let lo = (s * per_dest).min(b.len());
+                            let hi = (lo + per_dest).min(b.len());
+                            b[lo..hi].to_vec()
+                        })
+                        .collect()
+                };
+                stats.bytes_sent += out
+                    .iter()
+                    .enumerate()
+                    .filter(|&(d, _)| d != me)
+                    .map(|(_, b)| b.len() as u64 * 8)
+                    .sum::<u64>();
+                let tc = Instant::now();
+                let got = comm.exchange(out);
+                stats.comm_seconds += tc.elapsed().as_secs_f64();
+                stats.exchanges += 1;
+                for g in &got {
+                    pending += ctx.apply(g, k);
+                }
+            }
+        }
+    }
+    stats.propagate_seconds = t.elapsed().as_secs_f64();
+
+    let scores: Vec<i8> = ctx
+        .state
+        .par_iter()
+        .map(|w| {
+            let s = w.load(Ordering::Relaxed);
+            if s & DECIDED != 0 {
+                val(s)
+            } else {
+                0
+            }
+        })
+        .collect();
+    stats.endless = ctx
+        .state
+        .par_iter()
+        .filter(|w| w.load(Ordering::Relaxed) & DECIDED == 0)
+        .count() as u64;
+    stats.finite = local as u64 - stats.endless;
+    (
+        LocalScores {
+            start: range.start,
+            scores,
+        },
+        stats,
+    )
+}
+
+/// Solves tier `n` over the ranks of `comm` with the default [`PartitionConfig`] and
+/// gathers the whole tier's scores on rank 0: `Some(scores)` there (in index order, the
+/// same bytes as the single-process solver), `None` on the other ranks. Every rank must call
+/// it with the same arguments.
+///
+/// # Panics
+/// As [`solve_tier_local`].
+pub fn solve_tier_partitioned(
+    comm: &dyn Comm,
+    rules: &Rules,
+    n: u8,
+    lower: &LowerTiers,
+    progress: &dyn Progress,
+) -> Option<Vec<i8>> {
+    let (local, _) = solve_tier_local(comm, rules, n, lower, progress, &PartitionConfig::default());
+    gather_scores(comm, &local)
+}
+
+/// Gathers the ranks' [`LocalScores`] of one tier on rank 0, in index order: `Some` there,
+/// `None` elsewhere. A collective: every rank calls it.
+pub fn gather_scores(comm: &dyn Comm, local: &LocalScores) -> Option<Vec<i8>> {
+    let bytes: Vec<u8> = local.scores.iter().map(|&s| s as u8).collect();
+    let parts = comm.gather_bytes(&bytes)?;
+    Some(parts.into_iter().flatten().map(|b| b as i8).collect())
+}
+
+/// Gathers the ranks' [`LocalScores`] of one tier on every rank, in index order. A
+/// collective: every rank calls it.
+pub fn all_gather_scores(comm: &dyn Comm, local: &LocalScores) -> Vec<i8> {
+    let bytes: Vec<u8> = local.scores.iter().map(|&s| s as u8).collect();
+    comm.all_gather_bytes(&bytes)
+        .into_iter()
+        .flatten()
+        .map(|b| b as i8)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owner_matches_ranges() {
+        for size in [0u64, 1, 2, 5, 7, 64, 100, 1001] {
+            for ranks in 1..=7 {
+                let p = Partition::new(size, ranks);
+                assert_eq!(p.start(0), 0);
+                assert_eq!(p.start(ranks), size);
+                for r in 0..ranks {
+                    for g in p.range(r) {
+                        assert_eq!(p.owner(g), r, "size {size} ranks {ranks} g {g}");
+                    }
+                }
+            }
+        }
+        let big = Partition::new(279_871_768_995, 144);
+        for r in 0..144 {
+            let range = big.range(r);
+            if !range.is_empty() {
+                assert_eq!(big.owner(range.start), r);
+                assert_eq!(big.owner(range.end - 1), r);
+            }
+        }
+    }
+}

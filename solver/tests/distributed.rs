@@ -1,0 +1,107 @@
+//! The partitioned solver on 1–4 simulated ranks (threads) gives byte-identical tiers to
+//! the single-process solver, under both presets, for tiers 0..=12, with unequal index
+//! ranges and with exchanges split into many bounded sub-rounds.
+
+use std::sync::Arc;
+
+use oware_db::Rules;
+use oware_solver::distributed::{
+    all_gather_scores, gather_scores, solve_tier_local, solve_tier_partitioned, Comm, LocalComm,
+    PartitionConfig, ThreadComm,
+};
+use oware_solver::{solve_tier, LowerTiers, NoProgress};
+
+const MAX: u8 = 12;
+
+fn single(rules: &Rules, max: u8) -> Vec<Vec<i8>> {
+    let mut lower = LowerTiers::new();
+    let mut out = Vec::new();
+    for n in 0..=max {
+        let (scores, _) = solve_tier(rules, n, &lower, &NoProgress);
+        let v = scores.to_vec();
+        lower.push(Arc::from(v.clone()));
+        out.push(v);
+    }
+    out
+}
+
+/// Every tier `0..=max` solved on the ranks of `comm`, each rank building its lower tiers
+/// from all-gathered scores; returns rank 0's gathered tiers (empty on other ranks).
+fn partitioned(comm: &dyn Comm, rules: &Rules, max: u8, config: &PartitionConfig) -> Vec<Vec<i8>> {
+    let mut lower = LowerTiers::new();
+    let mut out = Vec::new();
+    for n in 0..=max {
+        let (local, stats) = solve_tier_local(comm, rules, n, &lower, &NoProgress, config);
+        assert_eq!(stats.positions, local.scores.len() as u64);
+        assert_eq!(stats.finite + stats.endless, stats.positions);
+        if let Some(all) = gather_scores(comm, &local) {
+            out.push(all);
+        }
+        let all = all_gather_scores(comm, &local);
+        lower.push(Arc::from(all));
+    }
+    out
+}
+
+fn check(rules: &Rules, reference: &[Vec<i8>], ranks: usize, config: PartitionConfig) {
+    let max = reference.len() as u8 - 1;
+    let t = std::time::Instant::now();
+    let results = ThreadComm::run(ranks, |comm| partitioned(comm, rules, max, &config));
+    for (r, got) in results.iter().enumerate().skip(1) {
+        assert!(got.is_empty(), "rank {r} got gathered tiers");
+    }
+    eprintln!(
+        "{rules}, {ranks} ranks, batch {}: {:.2?}",
+        config.batch,
+        t.elapsed()
+    );
+    let got = &results[0];
+    assert_eq!(got.len(), reference.len());
+    for (n, (g, want)) in got.iter().zip(reference).enumerate() {
+        let first = g.iter().zip(want).position(|(a, b)| a != b);
+        assert!(
+            g.len() == want.len() && first.is_none(),
+            "{rules}, {ranks} ranks, batch {}: tier {n} differs (len {} vs {}, first index {first:?})",
+            config.batch,
+            g.len(),
+            want.len()
+        );
+    }
+}
+
+#[test]
+fn simulated_ranks_match_single_process() {
+    for rules in [Rules::ABAPA, Rules::AWARI] {
+        let reference = single(&rules, MAX);
+        for ranks in 1..=4 {
+            check(&rules, &reference, ranks, PartitionConfig::default());
+        }
+        // Small batches: several rounds and sub-rounds per level.
+        check(&rules, &reference[..=9], 3, PartitionConfig { batch: 50 });
+    }
+}
+
+#[test]
+fn local_comm_matches_single_process() {
+    let rules: Rules = "abapa+grand-slam=capture-all+capture=1,2"
+        .parse()
+        .expect("valid rules");
+    let reference = single(&rules, 10);
+    let mut lower = LowerTiers::new();
+    for (n, want) in reference.iter().enumerate() {
+        let got = solve_tier_partitioned(&LocalComm, &rules, n as u8, &lower, &NoProgress)
+            .expect("rank 0 gets the tier");
+        assert!(&got == want, "tier {n} differs");
+        lower.push(Arc::from(got));
+    }
+}
+
+#[test]
+fn more_ranks_than_positions() {
+    // Tier 0 has one position and tier 1 twelve: most of 5 ranks own nothing or little.
+    let reference = single(&Rules::ABAPA, 3);
+    let results = ThreadComm::run(5, |comm| {
+        partitioned(comm, &Rules::ABAPA, 3, &PartitionConfig::default())
+    });
+    assert!(results[0] == reference);
+}
