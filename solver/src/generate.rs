@@ -12,10 +12,13 @@ use oware_db::manifest::{Manifest, TierEntry, TierStats};
 use oware_db::{IndexKind, Rules, Table, TierIndex};
 use thiserror::Error;
 
+use crate::distributed::{
+    all_gather_scores, partition_memory, solve_tier_local, Comm, LocalComm, PartitionConfig,
+};
 use crate::lower::LowerTiers;
 use crate::progress::Progress;
 use crate::table_writer::write_table;
-use crate::tier::{solve_tier, tier_memory, SolveStats};
+use crate::tier::{solve_tier, tier_memory, SolveStats, TierScores};
 
 /// What can stop a generation.
 #[derive(Debug, Error)]
@@ -196,7 +199,7 @@ fn check_rules(
 }
 
 /// Solves tiers `0..=opts.max_seeds` into `opts.dir`, skipping the tiers already complete.
-/// Runs on the current rayon thread pool.
+/// Runs on the current rayon thread pool, in this process alone.
 ///
 /// # Errors
 /// [`GenerateError`] when the directory holds other rules, a tier does not fit in memory, or
@@ -205,7 +208,42 @@ pub fn generate(
     opts: &GenerateOptions,
     observer: &dyn GenerateObserver,
 ) -> Result<Vec<TierReport>, GenerateError> {
+    generate_with(&LocalComm, opts, observer)
+}
+
+/// A tier's scores: solved in this process, or gathered from every rank.
+enum Solved {
+    Here(TierScores),
+    Gathered(Vec<i8>),
+}
+
+impl Solved {
+    fn as_slice(&self) -> &[i8] {
+        match self {
+            Solved::Here(s) => s.as_slice(),
+            Solved::Gathered(v) => v,
+        }
+    }
+}
+
+/// [`generate`] over the ranks of `comm`: every rank calls it with the same options and a
+/// directory they all share. Each tier is split by index range over the ranks
+/// ([`crate::distributed::solve_tier_local`]); rank 0 writes the tables and the manifest;
+/// every rank keeps the gathered tier as a lower tier (a side copy in its own scratch
+/// directory). With one rank this is exactly [`generate`]. MPI is called only from the calling
+/// thread, between the parallel phases.
+///
+/// # Errors
+/// As [`generate`]. An error on one rank leaves the others waiting in their next collective
+/// call: under MPI, `mpirun` then ends the job.
+pub fn generate_with(
+    comm: &dyn Comm,
+    opts: &GenerateOptions,
+    observer: &dyn GenerateObserver,
+) -> Result<Vec<TierReport>, GenerateError> {
     let dir = &opts.dir;
+    let (rank, ranks) = (comm.rank(), comm.size());
+    let root = rank == 0;
     std::fs::create_dir_all(dir).map_err(|source| GenerateError::CreateDir {
         path: dir.clone(),
         source,
@@ -218,10 +256,17 @@ pub fn generate(
         .map(|t| tier_is_complete(dir, &manifest, &opts.rules, t))
         .collect();
     let last_to_solve = complete.iter().rposition(|c| !c);
+    // Nobody writes before every rank has read the directory.
+    comm.barrier();
 
     // Lower tiers are memory-mapped side copies in a scratch directory, rebuilt from the
     // verified tables (or written from fresh scores) on every run, removed at the end.
-    let scratch = dir.join(SCRATCH_DIR);
+    let scratch_root = dir.join(SCRATCH_DIR);
+    let scratch = if ranks > 1 {
+        scratch_root.join(format!("rank-{rank}"))
+    } else {
+        scratch_root.clone()
+    };
     std::fs::create_dir_all(&scratch).map_err(|source| GenerateError::CreateDir {
         path: scratch.clone(),
         source,
@@ -248,8 +293,12 @@ pub fn generate(
             reports.push(report);
             continue;
         }
-        // Memory: the solver's state, and the copy kept for the tiers above.
-        let needed = tier_memory(positions);
+        // Memory: the solver's state (and, over several ranks, the gathered tier).
+        let needed = if ranks > 1 {
+            partition_memory(positions, ranks) + positions
+        } else {
+            tier_memory(positions)
+        };
         let limit = opts.memory_limit.unwrap_or_else(available_memory);
         if needed > limit {
             return Err(GenerateError::TooLarge {
@@ -261,35 +310,59 @@ pub fn generate(
         }
         observer.tier_start(tier, positions, true);
         let start = Instant::now();
-        let (scores, stats) = solve_tier(&opts.rules, tier, &lower, observer);
-        observer.start(crate::Phase::Write, positions);
-        let written = write_table(
-            dir,
-            &opts.rules,
-            tier,
-            IndexKind::Reachable,
-            scores.as_slice(),
-        )?;
-        observer.advance(positions);
+        let (scores, stats) = if ranks > 1 {
+            let (local, p) = solve_tier_local(
+                comm,
+                &opts.rules,
+                tier,
+                &lower,
+                observer,
+                &PartitionConfig::default(),
+            );
+            let stats = SolveStats {
+                positions,
+                finite: comm.all_reduce_sum(p.finite),
+                endless: comm.all_reduce_sum(p.endless),
+                sweeps: p.rounds,
+                init_seconds: p.init_seconds,
+                scan_seconds: 0.0,
+                sweep_seconds: p.propagate_seconds,
+            };
+            (Solved::Gathered(all_gather_scores(comm, &local)), stats)
+        } else {
+            let (scores, stats) = solve_tier(&opts.rules, tier, &lower, observer);
+            (Solved::Here(scores), stats)
+        };
+        if root {
+            observer.start(crate::Phase::Write, positions);
+            let written = write_table(
+                dir,
+                &opts.rules,
+                tier,
+                IndexKind::Reachable,
+                scores.as_slice(),
+            )?;
+            observer.advance(positions);
+            manifest.tiers.insert(
+                tier,
+                TierEntry {
+                    file: written.file.clone(),
+                    entries: positions,
+                    file_size: written.file_size,
+                    checksum: written.checksum.clone(),
+                    stats: Some(TierStats {
+                        histogram: histogram(scores.as_slice()),
+                        finite: stats.finite,
+                        endless: stats.endless,
+                        seconds: start.elapsed().as_secs_f64(),
+                        threads: rayon::current_num_threads() * ranks,
+                    }),
+                },
+            );
+            manifest.save(dir)?;
+        }
+        comm.barrier();
         let seconds = start.elapsed().as_secs_f64();
-        let histogram = histogram(scores.as_slice());
-        manifest.tiers.insert(
-            tier,
-            TierEntry {
-                file: written.file.clone(),
-                entries: positions,
-                file_size: written.file_size,
-                checksum: written.checksum.clone(),
-                stats: Some(TierStats {
-                    histogram,
-                    finite: stats.finite,
-                    endless: stats.endless,
-                    seconds,
-                    threads: rayon::current_num_threads(),
-                }),
-            },
-        );
-        manifest.save(dir)?;
         if needed_later {
             side_copy(&mut lower, tier, scores.as_slice())?;
         }
@@ -305,5 +378,9 @@ pub fn generate(
     drop(lower);
     // The side copies are only needed while generating; a failure to remove them is harmless.
     let _ = std::fs::remove_dir_all(&scratch);
+    comm.barrier();
+    if root {
+        let _ = std::fs::remove_dir_all(&scratch_root);
+    }
     Ok(reports)
 }

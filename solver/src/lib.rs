@@ -14,7 +14,8 @@ mod tier;
 mod verify;
 
 pub use generate::{
-    available_memory, generate, GenerateError, GenerateObserver, GenerateOptions, TierReport,
+    available_memory, generate, generate_with, GenerateError, GenerateObserver, GenerateOptions,
+    TierReport, SCRATCH_DIR,
 };
 pub use lower::LowerTiers;
 pub use progress::{NoProgress, Phase, Progress};

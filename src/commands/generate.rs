@@ -169,22 +169,76 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let total: u64 = (0..=args.max_seeds)
         .map(|n| TierIndex::new(n, IndexKind::Reachable).size())
         .sum();
-    let observer = Observer::new(args.quiet, total);
     let opts = GenerateOptions {
         dir: args.dir.clone(),
         rules: args.rules,
         max_seeds: args.max_seeds,
         memory_limit: None,
     };
+    let start = Instant::now();
+    #[cfg(feature = "mpi")]
+    if launched_by_mpi() {
+        return run_mpi(&args, &opts, total, start);
+    }
+    let observer = Observer::new(args.quiet, total);
     let mut builder = rayon::ThreadPoolBuilder::new();
     if let Some(t) = args.threads {
         builder = builder.num_threads(t.max(1));
     }
     let pool = builder.build().context("cannot start worker threads")?;
-    let start = Instant::now();
     let reports = pool
         .install(|| generate(&opts, &observer))
         .with_context(|| format!("generating into {}", args.dir.display()))?;
+    finish(&args, &observer, &reports, start);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Whether this process was started by `mpirun` (Open MPI, MPICH or a PMIx launcher).
+#[cfg(feature = "mpi")]
+fn launched_by_mpi() -> bool {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some())
+}
+
+/// `generate` as one rank of an MPI job: every rank solves its index range of each tier,
+/// rank 0 writes the tables and reports progress.
+#[cfg(feature = "mpi")]
+fn run_mpi(
+    args: &Args,
+    opts: &GenerateOptions,
+    total: u64,
+    start: Instant,
+) -> anyhow::Result<ExitCode> {
+    use oware_solver::distributed::{Comm, MpiComm};
+    let comm = MpiComm::init().context("cannot initialise MPI (funneled threading)")?;
+    let mut builder = rayon::ThreadPoolBuilder::new();
+    if let Some(t) = args.threads {
+        builder = builder.num_threads(t.max(1));
+    }
+    builder
+        .build_global()
+        .context("cannot start worker threads")?;
+    let observer = Observer::new(args.quiet || comm.rank() != 0, total);
+    // MPI is called from this (main) thread only: no `install` onto a pool thread.
+    let reports = oware_solver::generate_with(&comm, opts, &observer).with_context(|| {
+        format!(
+            "rank {}: generating into {}",
+            comm.rank(),
+            args.dir.display()
+        )
+    })?;
+    if comm.rank() == 0 {
+        finish(args, &observer, &reports, start);
+        if !args.quiet {
+            eprintln!("({} MPI ranks)", comm.size());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Clears the bars and prints the summary line.
+fn finish(args: &Args, observer: &Observer, reports: &[TierReport], start: Instant) {
     if let View::Bars { overall, tier, .. } = &observer.view {
         tier.finish_and_clear();
         overall.finish_and_clear();
@@ -205,5 +259,4 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             start.elapsed().as_secs_f64()
         );
     }
-    Ok(ExitCode::SUCCESS)
 }
