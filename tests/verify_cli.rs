@@ -84,6 +84,7 @@ fn a_wrong_score_with_a_correct_checksum_is_caught_by_deep_verification() {
 
     let deep = run(&["verify", "--deep", "--dir", d]);
     let out = stdout(&deep);
+    println!("{out}");
     assert!(!deep.status.success(), "{out}");
     assert!(out.contains("tier  8  FAILED"), "{out}");
     let named = format!(
@@ -137,6 +138,7 @@ fn a_flipped_byte_is_caught_by_plain_verification() {
     std::fs::write(&path, &bytes).unwrap();
     let bad = run(&["verify", "--dir", d]);
     let out = stdout(&bad);
+    println!("{out}");
     assert!(!bad.status.success(), "{out}");
     let line = out
         .lines()
@@ -173,6 +175,7 @@ fn a_missing_tier_is_reported_with_its_name() {
     m.save(tmp.path()).unwrap();
     let o = run(&["verify", "--dir", d]);
     let out = stdout(&o);
+    println!("{out}");
     assert!(!o.status.success(), "{out}");
     let expect5 = format!("missing tier 5: {}", tier_path(tmp.path(), 5).display());
     let expect3 = format!("missing tier 3: {}", tier_path(tmp.path(), 3).display());

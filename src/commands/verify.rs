@@ -35,7 +35,7 @@ pub struct Args {
     pub deep: bool,
     /// With --deep: the tiers to re-prove, `A..B` (both included), `A..`, `..B` or `N`;
     /// the tiers below A are loaded after their checksum check and trusted.
-    #[arg(long, value_name = "A..B", value_parser = parse_tiers)]
+    #[arg(long, value_name = "A..B", value_parser = parse_tiers, requires = "deep")]
     pub tiers: Option<RangeInclusive<u8>>,
     /// Evaluate the start position (4 seeds in every house, or --seeds-per-house) from the
     /// tables and print its score and every first move's score.
