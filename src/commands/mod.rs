@@ -5,4 +5,5 @@ pub mod bench_probe;
 pub mod generate;
 pub mod info;
 pub mod probe;
+pub mod progress;
 pub mod verify;

@@ -1,7 +1,23 @@
-//! `oware verify`.
+//! `oware verify`: checks a table directory.
+//!
+//! - plain: every table's whole-file checksum, recomputed in parallel, against the file's
+//!   trailer and the manifest, and the tier sequence for gaps ([`checks`]);
+//! - `--deep`: every stored score re-proved with [`oware_solver::verify_tier`], lowest tier
+//!   first ([`deep`]);
+//! - `--start`: the start position (or the smaller one with K seeds per house) evaluated
+//!   from the tables, optionally generating and deep-verifying what it needs ([`start`]).
 
-use std::path::PathBuf;
+mod checks;
+mod deep;
+mod start;
+
+use std::ops::RangeInclusive;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+use anyhow::Context;
+use oware_db::format::tier_file_name;
+use oware_db::{Manifest, Rules, Table, MAX_SEEDS};
 
 /// Arguments of `oware verify`.
 #[derive(clap::Args)]
@@ -9,12 +25,180 @@ pub struct Args {
     /// Directory of the tables.
     #[arg(long, default_value = "tables")]
     pub dir: PathBuf,
+    /// Rules the tables must have been built with (default: those of the manifest; `abapa`
+    /// for a new directory with `--start --generate`).
+    #[arg(long)]
+    pub rules: Option<Rules>,
+    /// Re-prove every stored score (recurrence and finite-play justification), lowest tier
+    /// first.
+    #[arg(long)]
+    pub deep: bool,
+    /// With --deep: the tiers to re-prove, `A..B` (both included), `A..`, `..B` or `N`;
+    /// the tiers below A are loaded after their checksum check and trusted.
+    #[arg(long, value_name = "A..B", value_parser = parse_tiers, requires = "deep")]
+    pub tiers: Option<RangeInclusive<u8>>,
+    /// Evaluate the start position (4 seeds in every house, or --seeds-per-house) from the
+    /// tables and print its score and every first move's score.
+    #[arg(long)]
+    pub start: bool,
+    /// With --start: seeds in every house of the start position (1..=4; the position has
+    /// 12 times as many seeds).
+    #[arg(long, value_name = "K", default_value_t = 4,
+          value_parser = clap::value_parser!(u8).range(1..=4), requires = "start")]
+    pub seeds_per_house: u8,
+    /// With --start: generate the missing tiers, deep-verify tiers 0..=12K, then evaluate.
+    #[arg(long, requires = "start")]
+    pub generate: bool,
+    /// Print JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Print no progress (results are still printed).
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Parses `A..B` (inclusive), `A..=B`, `A..`, `..B` or `N`, tiers within 0..=48.
+fn parse_tiers(s: &str) -> Result<RangeInclusive<u8>, String> {
+    let tier = |t: &str, default: u8| -> Result<u8, String> {
+        let t = t.trim();
+        if t.is_empty() {
+            return Ok(default);
+        }
+        match t.parse::<u8>() {
+            Ok(n) if n <= MAX_SEEDS => Ok(n),
+            _ => Err(format!("`{t}` is not a tier (0..=48)")),
+        }
+    };
+    let (a, b) = match s.split_once("..") {
+        Some((a, b)) => (
+            tier(a, 0)?,
+            tier(b.strip_prefix('=').unwrap_or(b), MAX_SEEDS)?,
+        ),
+        None => {
+            let n = tier(s, 0)?;
+            (n, n)
+        }
+    };
+    if a > b {
+        return Err(format!("empty range {a}..{b}"));
+    }
+    Ok(a..=b)
+}
+
+/// The rules to verify under: the manifest's (or, without one, the first table's), refusing
+/// `asked` if it differs; `asked` or `abapa` for a directory without tables.
+///
+/// # Errors
+/// [`oware_db::Error::RulesMismatch`] if `asked` differs from the tables' rules;
+/// [`oware_db::Error::Manifest`] if the manifest's rules do not parse.
+fn resolve_rules(
+    dir: &Path,
+    manifest: Option<&Manifest>,
+    asked: Option<Rules>,
+) -> Result<Rules, oware_db::Error> {
+    let found = match manifest {
+        Some(m) => Some(m.rules()?),
+        None => (0..=MAX_SEEDS)
+            .map(|n| dir.join(tier_file_name(n)))
+            .filter(|p| p.exists())
+            .find_map(|p| Table::open(&p).ok().map(|t| t.rules())),
+    };
+    match (found, asked) {
+        (Some(f), Some(a)) if f != a => Err(oware_db::Error::RulesMismatch {
+            table: f.to_string(),
+            asked: a.to_string(),
+        }),
+        (Some(f), _) => Ok(f),
+        (None, a) => Ok(a.unwrap_or(Rules::ABAPA)),
+    }
+}
+
+/// `bytes` in binary units, e.g. `1.50 GiB`.
+fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{v:.2} {}", UNITS[u])
+    }
+}
+
+/// A list of tiers as ranges, e.g. `0..=3, 7, 9..=12`.
+fn tier_ranges(tiers: &[u8]) -> String {
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < tiers.len() {
+        let mut j = i;
+        while j + 1 < tiers.len() && tiers[j + 1] == tiers[j] + 1 {
+            j += 1;
+        }
+        parts.push(if i == j {
+            tiers[i].to_string()
+        } else {
+            format!("{}..={}", tiers[i], tiers[j])
+        });
+        i = j + 1;
+    }
+    parts.join(", ")
 }
 
 /// Runs `oware verify`.
+///
+/// # Errors
+/// The directory or its manifest cannot be read, the rules differ from the tables', worker
+/// threads cannot start, or (deep, start) the verification does not fit in memory.
+/// Failed checks are not errors: they are reported and the exit status is 1.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!(
-        "`oware verify` is not implemented yet (dir {})",
-        args.dir.display()
-    )
+    let mut builder = rayon::ThreadPoolBuilder::new();
+    if let Some(t) = args.threads {
+        builder = builder.num_threads(t.max(1));
+    }
+    let pool = builder.build().context("cannot start worker threads")?;
+    pool.install(|| {
+        if args.start {
+            start::run(&args)
+        } else if args.deep {
+            deep::run(&args)
+        } else {
+            checks::run(&args)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tier_ranges_parse() {
+        assert_eq!(parse_tiers("3..7"), Ok(3..=7));
+        assert_eq!(parse_tiers("3..=7"), Ok(3..=7));
+        assert_eq!(parse_tiers("..7"), Ok(0..=7));
+        assert_eq!(parse_tiers("5.."), Ok(5..=48));
+        assert_eq!(parse_tiers("9"), Ok(9..=9));
+        assert!(parse_tiers("7..3").is_err());
+        assert!(parse_tiers("49").is_err());
+        assert!(parse_tiers("x..3").is_err());
+    }
+
+    #[test]
+    fn tier_lists_print_as_ranges() {
+        assert_eq!(tier_ranges(&[0, 1, 2, 3, 7, 9, 10]), "0..=3, 7, 9..=10");
+        assert_eq!(tier_ranges(&[]), "");
+    }
+
+    #[test]
+    fn bytes_print_in_binary_units() {
+        assert_eq!(human_bytes(512), "512 B");
+        assert_eq!(human_bytes(3 << 29), "1.50 GiB");
+    }
 }

@@ -1,0 +1,224 @@
+//! Progress display shared by the long-running commands (`generate`, `verify`): indicatif
+//! bars on a terminal, one plain line per tier and phase on stderr otherwise, nothing with
+//! `--quiet`.
+
+use std::io::IsTerminal;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use oware_solver::{GenerateObserver, Phase, Progress, TierReport};
+
+/// How progress is shown.
+enum View {
+    Quiet,
+    /// One plain line per tier and phase on stderr.
+    Log,
+    Bars {
+        _multi: MultiProgress,
+        overall: ProgressBar,
+        tier: ProgressBar,
+    },
+}
+
+/// Names the phases of the solver's [`Progress`] events in the display.
+pub type PhaseNames = fn(Phase) -> &'static str;
+
+/// Two bars (all tiers, and the current tier's phase) or plain log lines.
+pub struct Bars {
+    view: View,
+    names: PhaseNames,
+    /// The current tier, its positions, and when it began.
+    state: Mutex<(u8, u64, Instant)>,
+}
+
+impl Bars {
+    /// A display whose overall bar counts `total` units (positions, or bytes); `label` names
+    /// the overall bar and `names` the phases.
+    pub fn new(quiet: bool, total: u64, label: &str, names: PhaseNames) -> Self {
+        let view = if quiet {
+            View::Quiet
+        } else if std::io::stderr().is_terminal() {
+            let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
+            let overall = multi.add(ProgressBar::new(total));
+            overall.set_style(
+                ProgressStyle::with_template(&format!(
+                    "{label:<10} [{{bar:40}}] {{percent:>3}}% {{elapsed_precise}} eta {{eta}}"
+                ))
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            let tier = multi.add(ProgressBar::new(0));
+            tier.set_style(
+                ProgressStyle::with_template(
+                    "{prefix:>9} {msg:<10} [{bar:40}] {human_pos}/{human_len} {per_sec} eta {eta}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            overall.enable_steady_tick(Duration::from_millis(200));
+            View::Bars {
+                _multi: multi,
+                overall,
+                tier,
+            }
+        } else {
+            View::Log
+        };
+        Bars {
+            view,
+            names,
+            state: Mutex::new((0, 0, Instant::now())),
+        }
+    }
+
+    /// Tier `tier` with `positions` positions begins; `msg` says what is done to it. In log
+    /// mode, `log` (if any) is printed as the tier's first line.
+    pub fn tier_start(&self, tier: u8, positions: u64, msg: &str, log: Option<&str>) {
+        if let Ok(mut s) = self.state.lock() {
+            *s = (tier, positions, Instant::now());
+        }
+        match &self.view {
+            View::Quiet => {}
+            View::Log => {
+                if let Some(line) = log {
+                    eprintln!("tier {tier:2}: {line}");
+                }
+            }
+            View::Bars { tier: bar, .. } => {
+                bar.set_prefix(format!("tier {tier}"));
+                bar.set_message(msg.to_string());
+                bar.set_length(0);
+                bar.set_position(0);
+            }
+        }
+    }
+
+    /// The current tier and its positions.
+    pub fn current(&self) -> (u8, u64) {
+        self.state.lock().map(|s| (s.0, s.1)).unwrap_or((0, 0))
+    }
+
+    /// A phase named `name` of the current tier begins, with `total` units of work.
+    pub fn phase(&self, name: &str, total: u64) {
+        let (tier, _) = self.current();
+        match &self.view {
+            View::Quiet => {}
+            View::Log => eprintln!("tier {tier:2}: {name} ({total} positions)"),
+            View::Bars { tier: bar, .. } => {
+                bar.set_message(name.to_string());
+                bar.set_length(total);
+                bar.set_position(0);
+                bar.reset_eta();
+            }
+        }
+    }
+
+    /// A task outside the tier-and-phase scheme begins: the lower bar shows `prefix` and
+    /// `name` with `total` units; in log mode, `log` is printed.
+    pub fn task(&self, prefix: &str, name: &str, total: u64, log: &str) {
+        match &self.view {
+            View::Quiet => {}
+            View::Log => eprintln!("{log}"),
+            View::Bars { tier: bar, .. } => {
+                bar.set_prefix(prefix.to_string());
+                bar.set_message(name.to_string());
+                bar.set_length(total);
+                bar.set_position(0);
+                bar.reset_eta();
+            }
+        }
+    }
+
+    /// `units` more of the current phase are done.
+    pub fn inc(&self, units: u64) {
+        if let View::Bars { tier, .. } = &self.view {
+            tier.inc(units);
+        }
+    }
+
+    /// `units` more of the whole run are done.
+    pub fn overall_inc(&self, units: u64) {
+        if let View::Bars { overall, .. } = &self.view {
+            overall.inc(units);
+        }
+    }
+
+    /// Prints a progress line on stderr (above the bars), unless quiet.
+    pub fn log(&self, line: &str) {
+        match &self.view {
+            View::Quiet => {}
+            View::Log => eprintln!("{line}"),
+            View::Bars { tier, .. } => tier.println(line),
+        }
+    }
+
+    /// Runs `f` (which prints to stdout) with the bars hidden meanwhile.
+    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        match &self.view {
+            View::Bars { overall, .. } => overall.suspend(f),
+            _ => f(),
+        }
+    }
+
+    /// Removes the bars.
+    pub fn finish(&self) {
+        if let View::Bars { overall, tier, .. } = &self.view {
+            tier.finish_and_clear();
+            overall.finish_and_clear();
+        }
+    }
+}
+
+impl Progress for Bars {
+    fn start(&self, phase: Phase, total: u64) {
+        self.phase((self.names)(phase), total);
+    }
+
+    fn advance(&self, units: u64) {
+        self.inc(units);
+    }
+}
+
+/// The phase names of generation: `init`, `propagate`, `write`.
+pub fn solve_phase(phase: Phase) -> &'static str {
+    phase.name()
+}
+
+/// The peak resident memory of this process so far (`VmHWM`), where the system reports it.
+pub fn peak_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+impl GenerateObserver for Bars {
+    fn tier_start(&self, tier: u8, positions: u64, solve: bool) {
+        Bars::tier_start(
+            self,
+            tier,
+            positions,
+            if solve { "solve" } else { "check" },
+            (!solve).then_some("present, checksum verified"),
+        );
+    }
+
+    fn tier_done(&self, report: &TierReport) {
+        let (_, positions) = self.current();
+        let line = match report {
+            TierReport::Skipped { tier } => format!("tier {tier:2}: kept ({positions} positions)"),
+            TierReport::Solved {
+                tier,
+                stats,
+                seconds,
+            } => format!(
+                "tier {tier:2}: solved {positions} positions in {seconds:.2} s ({:.2} M/s); {} finite, {} endless; peak memory {}",
+                positions as f64 / seconds.max(1e-9) / 1e6,
+                stats.finite,
+                stats.endless,
+                peak_memory().map_or_else(|| "unknown".to_string(), |b| format!("{:.1} MB", b as f64 / 1e6))
+            ),
+        };
+        self.overall_inc(positions);
+        self.log(&line);
+    }
+}

@@ -1,0 +1,245 @@
+//! `oware verify --start`: the start position with K seeds in every house, evaluated from
+//! the tables, after generating and deep-verifying them on request (`--generate`); or, when
+//! tiers are missing, what generating them costs.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::Context;
+use oware_db::format::tier_file_name;
+use oware_db::{tier_size, GameResult, IndexKind, Manifest, Position, Rules, Table, Tablebase};
+use oware_solver::{available_memory, generate, tier_memory, GenerateOptions};
+use serde_json::json;
+
+use super::deep::{deep_memory, verify_deep, verify_phase};
+use super::{human_bytes, resolve_rules, tier_ranges, Args};
+use crate::commands::progress::{solve_phase, Bars};
+
+/// Bits per position assumed for tables when no large table is present to measure: the
+/// default format (1,024-entry zstd blocks) stores large tiers in about 1.5 bits.
+const ASSUMED_BITS: f64 = 1.6;
+
+/// A table is large enough to measure bits per position from if it holds this many.
+const MEASURE_MIN: u64 = 1_000_000;
+
+/// Positions of tier `n` (reachable index).
+fn size(n: u8) -> u64 {
+    tier_size(n, IndexKind::Reachable)
+}
+
+/// Peak memory of generating tiers up to `max` with `oware generate`, reached at the first
+/// tier at or above `from` that dominates: the lower tiers' scores, the solver's state and
+/// the copy kept for the tiers above.
+fn generate_memory(from: u8, max: u8) -> (u8, u64) {
+    (from..=max)
+        .map(|m| {
+            let lower: u64 = (0..m).map(size).sum();
+            (m, lower + tier_memory(size(m)) + size(m))
+        })
+        .max_by_key(|&(_, b)| b)
+        .unwrap_or((max, 0))
+}
+
+/// The bits per position to estimate disk with, and where it comes from.
+fn bits_per_position(dir: &Path, present: &[u8]) -> (f64, String) {
+    for &n in present.iter().rev() {
+        if size(n) < MEASURE_MIN {
+            break;
+        }
+        if let Ok(t) = Table::open(&dir.join(tier_file_name(n))) {
+            return (t.bits_per_entry(), format!("as measured on tier {n}"));
+        }
+    }
+    (
+        ASSUMED_BITS,
+        format!("assumed: no table of {MEASURE_MIN} positions or more to measure"),
+    )
+}
+
+/// Prints which tiers are missing and what generating them takes.
+fn report_missing(args: &Args, rules: &Rules, n: u8, missing: &[u8], present: &[u8]) {
+    let positions: u64 = missing.iter().map(|&m| size(m)).sum();
+    let (bits, source) = bits_per_position(&args.dir, present);
+    let disk = (positions as f64 * bits / 8.0) as u64;
+    let first = missing.first().copied().unwrap_or(0);
+    let (peak_tier, peak) = generate_memory(first, n);
+    let deep = deep_memory(n);
+    let available = available_memory();
+    let k = args.seeds_per_house;
+    let command = format!(
+        "oware verify --start --seeds-per-house {k} --generate --dir {} --rules {rules}",
+        args.dir.display()
+    );
+    if args.json {
+        let v = json!({
+            "position": format!("{k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k}"),
+            "seeds": n,
+            "rules": rules.to_string(),
+            "dir": args.dir.display().to_string(),
+            "missing": missing,
+            "missing_positions": positions,
+            "disk_bytes": disk,
+            "bits_per_position": bits,
+            "bits_source": source,
+            "generate_peak_memory": peak,
+            "generate_peak_tier": peak_tier,
+            "deep_verify_memory": deep,
+            "available_memory": available,
+            "command": command,
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&v).unwrap_or_else(|e| e.to_string())
+        );
+        return;
+    }
+    println!(
+        "the start position with {k} seeds per house ({n} seeds) needs tiers 0..={n} in {}; missing: {}",
+        args.dir.display(),
+        tier_ranges(missing)
+    );
+    for &m in missing.iter().take(3) {
+        println!(
+            "  missing tier {m}: {}",
+            args.dir.join(tier_file_name(m)).display()
+        );
+    }
+    if missing.len() > 3 {
+        println!("  ... and {} more", missing.len() - 3);
+    }
+    println!(
+        "generating them: {positions} positions; disk about {} ({bits:.3} bits/position, {source})",
+        human_bytes(disk)
+    );
+    println!(
+        "memory: generation peaks at {} (tier {peak_tier}: the scores of tiers 0..{peak_tier}, \
+         3.125 bytes per position of tier {peak_tier}); the deep verification of tiers 0..={n} \
+         needs {}; available now: {}",
+        human_bytes(peak),
+        human_bytes(deep),
+        human_bytes(available)
+    );
+    println!("to generate, verify and evaluate: {command}");
+}
+
+/// Runs `oware verify --start`.
+///
+/// # Errors
+/// The directory or manifest cannot be read, the rules differ from the tables', generation
+/// or verification does not fit in memory, or a probe fails.
+pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let k = args.seeds_per_house;
+    let n = 12 * k;
+    let p = Position::new([k; 12])?;
+    let dir = &args.dir;
+    let manifest = Manifest::load(dir)?;
+    let rules = resolve_rules(dir, manifest.as_ref(), args.rules)?;
+    let quiet = args.quiet || args.json;
+
+    let mut generate_seconds = None;
+    if args.generate {
+        let total: u64 = (0..=n).map(size).sum();
+        let bars = Bars::new(quiet, total, "generate", solve_phase);
+        let t0 = Instant::now();
+        let opts = GenerateOptions {
+            dir: dir.clone(),
+            rules,
+            max_seeds: n,
+            memory_limit: None,
+        };
+        generate(&opts, &bars).with_context(|| format!("generating into {}", dir.display()))?;
+        bars.finish();
+        let s = t0.elapsed().as_secs_f64();
+        if !args.json {
+            println!(
+                "tiers 0..={n} under {rules} generated (or kept) in {}: {s:.1} s",
+                dir.display()
+            );
+        }
+        generate_seconds = Some(s);
+    }
+    let manifest = Manifest::load(dir)?;
+    let path_of = |m: u8| {
+        dir.join(
+            manifest
+                .as_ref()
+                .and_then(|mf| mf.tiers.get(&m))
+                .map_or_else(|| tier_file_name(m), |e| e.file.clone()),
+        )
+    };
+    let (present, missing): (Vec<u8>, Vec<u8>) = (0..=n).partition(|&m| path_of(m).exists());
+    if !missing.is_empty() {
+        report_missing(args, &rules, n, &missing, &present);
+        return Ok(ExitCode::FAILURE);
+    }
+
+    let mut verify_seconds = None;
+    if args.deep || args.generate {
+        let total: u64 = (0..=n).map(size).sum();
+        let bars = Bars::new(quiet, total, "verify", verify_phase);
+        let r = verify_deep(dir, manifest.as_ref(), &rules, 0..=n, &bars, !args.json)?;
+        bars.finish();
+        if !r.ok {
+            println!(
+                "deep verification of tiers 0..={n} FAILED: the start position is not evaluated"
+            );
+            return Ok(ExitCode::FAILURE);
+        }
+        if !args.json {
+            println!(
+                "deep verification of tiers 0..={n} OK: {} positions re-proved in {:.1} s",
+                r.positions, r.seconds
+            );
+        }
+        verify_seconds = Some(r.seconds);
+    }
+
+    let tb = Tablebase::open(dir, &rules)
+        .with_context(|| format!("opening the tables in {}", dir.display()))?;
+    let score = tb.score(&p)?;
+    let mut moves = tb.moves(&p)?;
+    moves.sort_by_key(|m| m.house);
+    let result = GameResult::of(i32::from(score));
+    if args.json {
+        let v = json!({
+            "position": p.to_string(),
+            "seeds": n,
+            "rules": rules.to_string(),
+            "dir": dir.display().to_string(),
+            "score": score,
+            "result": result.name(),
+            "moves": moves.iter().map(|m| json!({
+                "house": m.house, "captures": m.captured, "score": m.score,
+                "result": GameResult::of(i32::from(m.score)).name(),
+            })).collect::<Vec<_>>(),
+            "deep_verified": verify_seconds.is_some(),
+            "generate_seconds": generate_seconds,
+            "verify_seconds": verify_seconds,
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("start position {p} ({n} seeds, {k} per house), rules {rules}");
+    println!(
+        "score {score}: a {} for the first player{}",
+        result.name(),
+        if verify_seconds.is_some() {
+            " (every tier deep-verified)"
+        } else {
+            " (tables checked by their block checksums only; add --deep to re-prove them)"
+        }
+    );
+    println!("first moves (score = captures - score of the position after the move):");
+    println!("  house  captures  score  result");
+    for m in &moves {
+        println!(
+            "  {:>5}  {:>8}  {:>5}  {}",
+            m.house,
+            m.captured,
+            m.score,
+            GameResult::of(i32::from(m.score)).name()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,339 @@
+//! End-to-end tests of `oware verify`: plain checksums, deep re-verification, the start
+//! position, on real generated tables damaged in known ways.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use oware_db::{IndexKind, Manifest, Position, Rules, Table, Tablebase, TierIndex};
+use oware_solver::table_writer::write_table;
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_oware"))
+        .args(args)
+        .output()
+        .expect("run oware")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn generate(dir: &str, rules: &str, max: u8) {
+    let max = max.to_string();
+    let o = run(&[
+        "generate",
+        "--quiet",
+        "--dir",
+        dir,
+        "--rules",
+        rules,
+        "--max-seeds",
+        &max,
+    ]);
+    assert!(o.status.success(), "generate failed: {}", stderr(&o));
+}
+
+fn tier_path(dir: &Path, n: u8) -> std::path::PathBuf {
+    dir.join(format!("tier-{n:02}.owt"))
+}
+
+/// Rewrites tier `n` with `scores` through the table writer, and records the new file's
+/// checksum and size in the manifest: a table that every checksum accepts.
+fn rewrite_tier(dir: &Path, rules: &Rules, n: u8, scores: &[i8]) {
+    let written = write_table(dir, rules, n, IndexKind::Reachable, scores).unwrap();
+    let mut m = Manifest::load(dir).unwrap().unwrap();
+    let e = m.tiers.get_mut(&n).unwrap();
+    e.checksum = written.checksum;
+    e.file_size = written.file_size;
+    m.save(dir).unwrap();
+}
+
+#[test]
+fn a_wrong_score_with_a_correct_checksum_is_caught_by_deep_verification() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().to_str().unwrap();
+    generate(d, "abapa", 9);
+    let o = run(&["verify", "--deep", "--dir", d]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("deep verification of tiers 0..=9 OK"));
+
+    // Change one score of tier 8 by 2 (keeping its parity and bound): the recurrence at
+    // that position breaks, since its children are unchanged.
+    let n = 8u8;
+    let mut scores = Table::open(&tier_path(tmp.path(), n))
+        .unwrap()
+        .read_all()
+        .unwrap();
+    let i = scores.len() / 2 + 17;
+    let old = scores[i];
+    let new = if old + 2 <= n as i8 { old + 2 } else { old - 2 };
+    scores[i] = new;
+    rewrite_tier(tmp.path(), &Rules::ABAPA, n, &scores);
+    let p = TierIndex::new(n, IndexKind::Reachable).unrank(i as u64);
+
+    let plain = run(&["verify", "--dir", d]);
+    assert!(
+        plain.status.success(),
+        "plain verify sees only checksums: {}",
+        stdout(&plain)
+    );
+
+    let deep = run(&["verify", "--deep", "--dir", d]);
+    let out = stdout(&deep);
+    println!("{out}");
+    assert!(!deep.status.success(), "{out}");
+    assert!(out.contains("tier  8  FAILED"), "{out}");
+    let named = format!(
+        "position {p} (index {i}): stored {new}, the recurrence over its moves gives {old}"
+    );
+    assert!(out.contains(&named), "expected `{named}` in:\n{out}");
+    assert!(out.contains("tiers 9..=9 not verified"), "{out}");
+    // Tiers below are fine.
+    assert!(out.contains("tier  7  OK"), "{out}");
+
+    // JSON names it too.
+    let json = run(&["verify", "--deep", "--json", "--dir", d]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["ok"], false);
+    let row = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["tier"] == 8)
+        .unwrap();
+    assert_eq!(row["status"], "failed");
+    assert!(row["first"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|m| m["position"] == p.to_string() && m["stored"] == new && m["expected"] == old));
+
+    // Re-proving only tier 9 trusts tier 8 (checksum fine) and passes: say so.
+    let top = run(&["verify", "--deep", "--tiers", "9..9", "--dir", d]);
+    let out = stdout(&top);
+    assert!(out.contains("tiers 0..=8 are trusted"), "{out}");
+}
+
+#[test]
+fn a_flipped_byte_is_caught_by_plain_verification() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().to_str().unwrap();
+    generate(d, "abapa", 8);
+    let ok = run(&["verify", "--dir", d]);
+    assert!(ok.status.success(), "{}", stdout(&ok));
+    let out = stdout(&ok);
+    for n in 0..=8 {
+        assert!(out.contains(&format!("tier {n:2}  OK")), "{out}");
+    }
+    assert!(out.contains("all 9 tiers 0..=8 OK"), "{out}");
+
+    let path = tier_path(tmp.path(), 7);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x10;
+    std::fs::write(&path, &bytes).unwrap();
+    let bad = run(&["verify", "--dir", d]);
+    let out = stdout(&bad);
+    println!("{out}");
+    assert!(!bad.status.success(), "{out}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("tier  7"))
+        .unwrap_or_else(|| panic!("no line for tier 7:\n{out}"));
+    assert!(
+        line.contains("FAILED") && line.contains("checksum mismatch"),
+        "{line}"
+    );
+    assert!(line.contains("tier-07.owt"), "{line}");
+    assert!(out.contains("1 of 9 tiers FAILED"), "{out}");
+    // The others are still OK.
+    assert!(
+        out.contains("tier  6  OK") && out.contains("tier  8  OK"),
+        "{out}"
+    );
+
+    // The deep verification refuses to start on a damaged table.
+    let deep = run(&["verify", "--deep", "--dir", d]);
+    assert!(!deep.status.success());
+    assert!(stdout(&deep).contains("not started"), "{}", stdout(&deep));
+}
+
+#[test]
+fn a_missing_tier_is_reported_with_its_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().to_str().unwrap();
+    generate(d, "abapa", 8);
+    // Tier 5: the file is gone but the manifest records it. Tier 3: both gone (a gap).
+    std::fs::remove_file(tier_path(tmp.path(), 5)).unwrap();
+    std::fs::remove_file(tier_path(tmp.path(), 3)).unwrap();
+    let mut m = Manifest::load(tmp.path()).unwrap().unwrap();
+    m.tiers.remove(&3);
+    m.save(tmp.path()).unwrap();
+    let o = run(&["verify", "--dir", d]);
+    let out = stdout(&o);
+    println!("{out}");
+    assert!(!o.status.success(), "{out}");
+    let expect5 = format!("missing tier 5: {}", tier_path(tmp.path(), 5).display());
+    let expect3 = format!("missing tier 3: {}", tier_path(tmp.path(), 3).display());
+    assert!(out.contains(&expect5), "{out}");
+    assert!(out.contains(&expect3) && out.contains("gap"), "{out}");
+    assert!(out.contains("2 of 9 tiers FAILED"), "{out}");
+
+    let json = run(&["verify", "--json", "--dir", d]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["failed"], 2);
+    assert_eq!(v["tiers"][5]["status"], "failed");
+    assert!(v["tiers"][5]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("tier-05.owt"));
+}
+
+#[test]
+fn other_rules_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().to_str().unwrap();
+    generate(d, "abapa", 5);
+    let o = run(&["verify", "--rules", "awari", "--dir", d]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("rules mismatch") && err.contains("abapa") && err.contains("awari"),
+        "{err}"
+    );
+    let same = run(&["verify", "--rules", "abapa", "--deep", "--dir", d]);
+    assert!(same.status.success(), "{}", stdout(&same));
+}
+
+#[test]
+fn deep_verification_refuses_what_does_not_fit_in_memory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().to_str().unwrap();
+    generate(d, "abapa", 9);
+    let o = Command::new(env!("CARGO_BIN_EXE_oware"))
+        .args(["verify", "--deep", "--dir", d])
+        .env("OWARE_MEMORY_LIMIT", "100000")
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("needs") && err.contains("only") && err.contains("available"),
+        "{err}"
+    );
+}
+
+/// `verify --start --seeds-per-house 1` agrees with the probe API on every first move.
+fn check_start(rules: &str) {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().to_str().unwrap();
+    // Tiers 0..=9 only: the missing ones are listed with their cost.
+    generate(d, rules, 9);
+    let o = run(&["verify", "--start", "--seeds-per-house", "1", "--dir", d]);
+    let out = stdout(&o);
+    assert!(!o.status.success(), "{out}");
+    assert!(out.contains("missing: 10..=12"), "{out}");
+    assert!(
+        out.contains("missing tier 10:") && out.contains("tier-10.owt"),
+        "{out}"
+    );
+    assert!(
+        out.contains("disk about") && out.contains("generation peaks at"),
+        "{out}"
+    );
+
+    generate(d, rules, 12);
+    let r: Rules = rules.parse().unwrap();
+    let tb = Tablebase::open(tmp.path(), &r).unwrap();
+    let p: Position = "1 1 1 1 1 1 1 1 1 1 1 1".parse().unwrap();
+    let score = tb.score(&p).unwrap();
+    let mut moves = tb.moves(&p).unwrap();
+    moves.sort_by_key(|m| m.house);
+    assert_eq!(moves.len(), 6);
+
+    let o = run(&[
+        "verify",
+        "--start",
+        "--seeds-per-house",
+        "1",
+        "--json",
+        "--dir",
+        d,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["score"], score);
+    assert_eq!(v["rules"], rules);
+    let got = v["moves"].as_array().unwrap();
+    assert_eq!(got.len(), 6);
+    for (g, m) in got.iter().zip(&moves) {
+        assert_eq!(g["house"], m.house);
+        assert_eq!(g["captures"], m.captured);
+        assert_eq!(g["score"], m.score, "{rules}: house {}", m.house);
+    }
+
+    // Text, after a deep verification of tiers 0..=12.
+    let o = run(&[
+        "verify",
+        "--start",
+        "--seeds-per-house",
+        "1",
+        "--deep",
+        "--dir",
+        d,
+    ]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(
+        out.contains("deep verification of tiers 0..=12 OK"),
+        "{out}"
+    );
+    assert!(out.contains(&format!("score {score}: ")), "{out}");
+    for m in &moves {
+        let row = format!("  {:>5}  {:>8}  {:>5}  ", m.house, m.captured, m.score);
+        assert!(out.contains(&row), "missing `{row}` in:\n{out}");
+    }
+}
+
+#[test]
+fn the_start_with_one_seed_per_house_under_abapa() {
+    check_start("abapa");
+}
+
+#[test]
+fn the_start_with_one_seed_per_house_under_awari() {
+    check_start("awari");
+}
+
+#[test]
+fn start_generate_builds_verifies_and_evaluates() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sub = tmp.path().join("new");
+    let d = sub.to_str().unwrap();
+    let o = run(&[
+        "verify",
+        "--start",
+        "--seeds-per-house",
+        "1",
+        "--generate",
+        "--quiet",
+        "--rules",
+        "awari",
+        "--dir",
+        d,
+    ]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}{}", stderr(&o));
+    assert!(
+        out.contains("deep verification of tiers 0..=12 OK"),
+        "{out}"
+    );
+    assert!(out.contains("rules awari"), "{out}");
+    let plain = run(&["verify", "--dir", d]);
+    assert!(plain.status.success(), "{}", stdout(&plain));
+}
