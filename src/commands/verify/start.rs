@@ -29,13 +29,14 @@ fn size(n: u8) -> u64 {
 }
 
 /// Peak memory of generating tiers up to `max` with `oware generate`, reached at the first
-/// tier at or above `from` that dominates: the lower tiers' scores, the solver's state and
-/// the copy kept for the tiers above.
+/// tier at or above `from` that dominates: the solver's state plus the lower tiers' scores,
+/// which `generate` reads from memory-mapped side copies (page cache, not process memory,
+/// but they are read at random, so they should fit in memory for speed).
 fn generate_memory(from: u8, max: u8) -> (u8, u64) {
     (from..=max)
         .map(|m| {
             let lower: u64 = (0..m).map(size).sum();
-            (m, lower + tier_memory(size(m)) + size(m))
+            (m, lower + tier_memory(size(m)))
         })
         .max_by_key(|&(_, b)| b)
         .unwrap_or((max, 0))
@@ -113,8 +114,8 @@ fn report_missing(args: &Args, rules: &Rules, n: u8, missing: &[u8], present: &[
         human_bytes(disk)
     );
     println!(
-        "memory: generation peaks at {} (tier {peak_tier}: the scores of tiers 0..{peak_tier}, \
-         3.125 bytes per position of tier {peak_tier}); the deep verification of tiers 0..={n} \
+        "memory: generation peaks at {} (tier {peak_tier}: 2.125 bytes per position of tier \
+         {peak_tier}, plus the scores of tiers 0..{peak_tier} as memory-mapped side copies); the deep verification of tiers 0..={n} \
          needs {}; available now: {}",
         human_bytes(peak),
         human_bytes(deep),
