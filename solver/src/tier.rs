@@ -16,8 +16,8 @@
 //! # Memory
 //!
 //! One `AtomicU16` per position (low byte: the exit while undecided, the score once decided;
-//! high byte: the open count in 3 bits and two flags) plus one frontier bit per position:
-//! 2.125 bytes per position. The scores are then compacted in place into the low half of the
+//! high byte: the open count in 3 bits and two flags) plus two frontier bits per position
+//! (decided high, decided low): 2.25 bytes per position. The scores are then compacted in place into the low half of the
 //! same buffer, so the result costs nothing extra.
 //!
 //! # Parallelism
@@ -101,7 +101,7 @@ impl TierScores {
 /// Bytes of memory [`solve_tier`] needs for a tier of `positions` positions (state,
 /// frontier and scores; lower tiers not included).
 pub fn tier_memory(positions: u64) -> u64 {
-    positions * 2 + positions / 8 + 4096
+    positions * 2 + positions / 4 + 4096
 }
 
 struct Ctx<'a> {
@@ -110,7 +110,10 @@ struct Ctx<'a> {
     index: TierIndex,
     lower: &'a LowerTiers,
     state: &'a [AtomicU16],
-    frontier: &'a [AtomicU64],
+    /// Frontier bits of the positions decided `+k` (`high`) and `−k` (`low`) at the current
+    /// level and not yet propagated: the sign is known without reading the state word.
+    high: &'a [AtomicU64],
+    low: &'a [AtomicU64],
 }
 
 impl Ctx<'_> {
@@ -164,8 +167,9 @@ impl Ctx<'_> {
     }
 
     #[inline]
-    fn mark(&self, j: u64) {
-        self.frontier[(j / 64) as usize].fetch_or(1 << (j % 64), Ordering::Release);
+    fn mark(&self, j: u64, low: bool) {
+        let bits = if low { self.low } else { self.high };
+        bits[(j / 64) as usize].fetch_or(1 << (j % 64), Ordering::Release);
     }
 
     /// Collects the parents of the decided position `c` (score `v`) into `out` as
@@ -190,25 +194,26 @@ impl Ctx<'_> {
             if s & DECIDED != 0 {
                 return;
             }
-            let (new, to_frontier) = if child_low {
-                (pack(k, DECIDED), true)
+            // (new state, goes to the frontier, as low)
+            let (new, to_frontier, low) = if child_low {
+                (pack(k, DECIDED), true, false)
             } else if s & OPEN_MASK > OPEN_ONE {
-                (s - OPEN_ONE, false)
+                (s - OPEN_ONE, false, false)
             } else {
                 debug_assert!(s & OPEN_MASK == OPEN_ONE);
                 let score = val(s).max(-k);
                 if score == -k {
-                    (pack(score, DECIDED), true)
+                    (pack(score, DECIDED), true, true)
                 } else if score != 0 {
-                    (pack(score, DECIDED | PENDING), false)
+                    (pack(score, DECIDED | PENDING), false, false)
                 } else {
-                    (pack(0, DECIDED), false)
+                    (pack(0, DECIDED), false, false)
                 }
             };
             match cell.compare_exchange_weak(s, new, Ordering::Relaxed, Ordering::Relaxed) {
                 Ok(_) => {
                     if to_frontier {
-                        self.mark(j);
+                        self.mark(j, low);
                     }
                     return;
                 }
@@ -247,14 +252,16 @@ pub fn solve_tier(
     let index = TierIndex::new(n, IndexKind::Reachable);
     let size = index.size() as usize;
     let words: Vec<AtomicU16> = (0..size).map(|_| AtomicU16::new(0)).collect();
-    let frontier: Vec<AtomicU64> = (0..size.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
+    let high: Vec<AtomicU64> = (0..size.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
+    let low: Vec<AtomicU64> = (0..size.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
     let ctx = Ctx {
         rules,
         n,
         index,
         lower,
         state: &words,
-        frontier: &frontier,
+        high: &high,
+        low: &low,
     };
     let mut stats = SolveStats {
         positions: size as u64,
@@ -326,7 +333,7 @@ fn level_start(ctx: &Ctx<'_>, k: i8) {
                     false
                 };
                 if hit {
-                    ctx.mark((base + i) as u64);
+                    ctx.mark((base + i) as u64, v < 0);
                 }
             }
         });
@@ -335,35 +342,37 @@ fn level_start(ctx: &Ctx<'_>, k: i8) {
 /// Parent updates buffered before they are applied, so that their prefetches overlap.
 const BATCH: usize = 256;
 
-/// One sweep over the frontier: takes every marked position (all score `±k`) and propagates
-/// it. Returns how many were taken.
+/// One sweep over the frontier: takes every marked position (score `+k` in `high`, `−k` in
+/// `low`) and propagates it. Returns how many were taken.
 fn sweep(ctx: &Ctx<'_>, k: i8) -> u64 {
     const WORDS: usize = CHUNK / 64;
-    ctx.frontier
+    ctx.high
         .par_chunks(WORDS)
+        .zip(ctx.low.par_chunks(WORDS))
         .enumerate()
-        .map(|(c, chunk)| {
+        .map(|(c, (high, low))| {
             let mut taken = 0u64;
             let mut buf: Vec<(u64, bool)> = Vec::with_capacity(BATCH + 64);
-            for (w, word) in chunk.iter().enumerate() {
-                if word.load(Ordering::Relaxed) == 0 {
-                    continue;
-                }
-                let mut bits = word.swap(0, Ordering::Acquire);
-                while bits != 0 {
-                    let b = bits.trailing_zeros() as u64;
-                    bits &= bits - 1;
-                    let j = ((c * WORDS + w) as u64) * 64 + b;
-                    let v = val(ctx.state[j as usize].load(Ordering::Relaxed));
-                    debug_assert_eq!(v.abs(), k);
-                    let p = ctx.index.unrank(j);
-                    ctx.parents(&p, v, &mut buf);
-                    taken += 1;
-                    if buf.len() >= BATCH {
-                        for &(j, low) in &buf {
-                            ctx.act(j, low, k);
+            for (w, words) in high.iter().zip(low).enumerate() {
+                for (word, v) in [(words.0, k), (words.1, -k)] {
+                    if word.load(Ordering::Relaxed) == 0 {
+                        continue;
+                    }
+                    let mut bits = word.swap(0, Ordering::Acquire);
+                    while bits != 0 {
+                        let b = bits.trailing_zeros() as u64;
+                        bits &= bits - 1;
+                        let j = ((c * WORDS + w) as u64) * 64 + b;
+                        debug_assert_eq!(val(ctx.state[j as usize].load(Ordering::Relaxed)), v);
+                        let p = ctx.index.unrank(j);
+                        ctx.parents(&p, v, &mut buf);
+                        taken += 1;
+                        if buf.len() >= BATCH {
+                            for &(j, low) in &buf {
+                                ctx.act(j, low, k);
+                            }
+                            buf.clear();
                         }
-                        buf.clear();
                     }
                 }
             }
