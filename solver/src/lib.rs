@@ -8,6 +8,7 @@
 pub mod distributed;
 mod generate;
 mod lower;
+mod prefetch;
 mod progress;
 pub mod table_writer;
 mod tier;

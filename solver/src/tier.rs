@@ -27,6 +27,7 @@
 //! propagates each decided position; the scores are game values, so they do not depend on the
 //! order of decisions or on the number of threads.
 
+use crate::prefetch::prefetch;
 use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -221,21 +222,6 @@ impl Ctx<'_> {
             }
         }
     }
-}
-
-/// Hints the processor to fetch `x` into the cache (a no-op where unsupported).
-#[inline(always)]
-fn prefetch<T>(x: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is only a hint; it never faults, whatever the address.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch(
-            (x as *const T).cast::<i8>(),
-            core::arch::x86_64::_MM_HINT_T0,
-        );
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
 }
 
 /// Solves tier `n` under `rules`, reading captures from `lower` (which must hold every

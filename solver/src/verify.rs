@@ -55,6 +55,7 @@
 //! generation per position (with every child looked up, in batches whose reads are
 //! prefetched) and one un-move generation per nonzero position.
 
+use crate::prefetch::prefetch;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::time::Instant;
 
@@ -398,21 +399,6 @@ impl Ctx<'_> {
             kind,
         }
     }
-}
-
-/// Hints the processor to fetch `x` into the cache (a no-op where unsupported).
-#[inline(always)]
-fn prefetch<T>(x: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is only a hint; it never faults, whatever the address.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch(
-            (x as *const T).cast::<i8>(),
-            core::arch::x86_64::_MM_HINT_T0,
-        );
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
 }
 
 /// Verifies the stored scores of tier `n` (`scores`, in [`IndexKind::Reachable`] index

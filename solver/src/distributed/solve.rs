@@ -27,6 +27,7 @@
 //!
 //! All communication happens on the calling (main) thread, between rayon phases.
 
+use crate::prefetch::prefetch;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
 use std::time::Instant;
@@ -369,21 +370,6 @@ impl Ctx<'_> {
             }
         }
     }
-}
-
-/// Hints the processor to fetch `x` into the cache (a no-op where unsupported).
-#[inline(always)]
-fn prefetch<T>(x: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is only a hint; it never faults, whatever the address.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch(
-            (x as *const T).cast::<i8>(),
-            core::arch::x86_64::_MM_HINT_T0,
-        );
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
 }
 
 /// Solves this rank's part of tier `n` (see the module documentation). Every rank of
