@@ -10,6 +10,7 @@ mod generate;
 mod lower;
 mod prefetch;
 mod progress;
+mod state;
 pub mod table_writer;
 mod tier;
 mod verify;

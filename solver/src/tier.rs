@@ -28,6 +28,7 @@
 //! order of decisions or on the number of threads.
 
 use crate::prefetch::prefetch;
+use crate::state::{pack, val, DECIDED, NO_EXIT, OPEN_MASK, OPEN_ONE, PENDING};
 use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -37,26 +38,8 @@ use rayon::prelude::*;
 use crate::lower::LowerTiers;
 use crate::progress::{Phase, Progress};
 
-const OPEN_ONE: u16 = 1 << 8;
-const OPEN_MASK: u16 = 0x7 << 8;
-const DECIDED: u16 = 1 << 11;
-/// Decided with a nonzero score that has not yet acted on its parents.
-const PENDING: u16 = 1 << 12;
-/// Exit value of a position without exits.
-const NO_EXIT: i8 = i8::MIN;
-
 /// Positions handled per parallel work item in the sequential phases.
 const CHUNK: usize = 1 << 14;
-
-#[inline]
-fn val(s: u16) -> i8 {
-    s as u8 as i8
-}
-
-#[inline]
-fn pack(v: i8, flags: u16) -> u16 {
-    u16::from(v as u8) | flags
-}
 
 /// Counts gathered while solving a tier.
 #[derive(Clone, Debug, Default, PartialEq)]

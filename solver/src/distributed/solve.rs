@@ -28,6 +28,7 @@
 //! All communication happens on the calling (main) thread, between rayon phases.
 
 use crate::prefetch::prefetch;
+use crate::state::{pack, val, DECIDED, NO_EXIT, OPEN_MASK, OPEN_ONE, PENDING};
 use std::ops::Range;
 use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
 use std::time::Instant;
@@ -39,30 +40,12 @@ use super::comm::Comm;
 use crate::lower::LowerTiers;
 use crate::progress::{Phase, Progress};
 
-// State word: low byte = exit while undecided, score once decided; bits 8..11 = open count;
-// bit 11 = decided; bit 12 = decided with a nonzero score that has not yet acted.
-const OPEN_ONE: u16 = 1 << 8;
-const OPEN_MASK: u16 = 0x7 << 8;
-const DECIDED: u16 = 1 << 11;
-const PENDING: u16 = 1 << 12;
-const NO_EXIT: i8 = i8::MIN;
-
 /// Positions per rayon work item in the scans (a multiple of 64: whole frontier words).
 const CHUNK: usize = 1 << 14;
 /// Frontier positions per rayon work item when generating parents.
 const GEN_CHUNK: usize = 2048;
 /// Updates per rayon work item when applying.
 const APPLY_CHUNK: usize = 1 << 14;
-
-#[inline]
-fn val(s: u16) -> i8 {
-    s as u8 as i8
-}
-
-#[inline]
-fn word(v: i8, flags: u16) -> u16 {
-    u16::from(v as u8) | flags
-}
 
 /// The split of a tier's indices over the ranks: rank `r` of `ranks` owns
 /// `⌊size·r/ranks⌋ .. ⌊size·(r+1)/ranks⌋` (sizes differ by at most one).
@@ -189,7 +172,7 @@ impl Ctx<'_> {
                 let Some(p) = cursor.next() else { break };
                 let moves = p.moves(self.rules);
                 if moves.is_empty() {
-                    *w = word(p.end_score(), DECIDED | PENDING);
+                    *w = pack(p.end_score(), DECIDED | PENDING);
                     continue;
                 }
                 let mut exit = NO_EXIT;
@@ -205,7 +188,7 @@ impl Ctx<'_> {
                         Outcome::End { score } => exit = exit.max(score),
                     }
                 }
-                *w = word(
+                *w = pack(
                     exit,
                     if open == 0 {
                         DECIDED | PENDING
@@ -243,7 +226,7 @@ impl Ctx<'_> {
                     let s = w.load(Ordering::Relaxed);
                     let v = val(s);
                     let new = if s & DECIDED == 0 {
-                        (v == k).then(|| word(k, DECIDED))
+                        (v == k).then(|| pack(k, DECIDED))
                     } else if s & PENDING != 0 && v.abs() == k {
                         Some(s & !PENDING)
                     } else {
@@ -345,18 +328,18 @@ impl Ctx<'_> {
                 return false;
             }
             let (new, frontier) = if child_low {
-                (word(k, DECIDED), true)
+                (pack(k, DECIDED), true)
             } else if s & OPEN_MASK > OPEN_ONE {
                 (s - OPEN_ONE, false)
             } else {
                 // The last open child scores k: the parent scores max(exit, −k).
                 let score = val(s).max(-k);
                 if score == -k {
-                    (word(score, DECIDED), true)
+                    (pack(score, DECIDED), true)
                 } else if score != 0 {
-                    (word(score, DECIDED | PENDING), false)
+                    (pack(score, DECIDED | PENDING), false)
                 } else {
-                    (word(0, DECIDED), false)
+                    (pack(0, DECIDED), false)
                 }
             };
             match cell.compare_exchange_weak(s, new, Ordering::Relaxed, Ordering::Relaxed) {
