@@ -4,6 +4,8 @@
 //! bit 11 = decided; bit 12 = decided with a nonzero score that has not yet acted on its
 //! parents.
 
+use oware_db::{Outcome, Position, Rules};
+
 /// One in-tier move in the open count.
 pub(crate) const OPEN_ONE: u16 = 1 << 8;
 /// The open count's bits.
@@ -25,4 +27,35 @@ pub(crate) fn val(s: u16) -> i8 {
 #[inline]
 pub(crate) fn pack(v: i8, flags: u16) -> u16 {
     u16::from(v as u8) | flags
+}
+
+/// The initial state word of `p` before its captures are looked up: the best value over the
+/// moves that end the game (or, with no legal move, the end score), and the open count, or
+/// `DECIDED | PENDING` when no move stays in the tier. `capture(child, captured)` is called
+/// for every capturing move; the caller folds `captured − score(child)` into the value.
+#[inline]
+pub(crate) fn initial_word(
+    p: &Position,
+    rules: &Rules,
+    mut capture: impl FnMut(&Position, i8),
+) -> u16 {
+    let moves = p.moves(rules);
+    if moves.is_empty() {
+        return pack(p.end_score(), DECIDED | PENDING);
+    }
+    let mut exit = NO_EXIT;
+    let mut open = 0u16;
+    for m in moves.iter() {
+        match m.outcome {
+            Outcome::Continue { captured: 0, .. } => open += 1,
+            Outcome::Continue { child, captured } => capture(&child, captured as i8),
+            Outcome::End { score } => exit = exit.max(score),
+        }
+    }
+    let flags = if open == 0 {
+        DECIDED | PENDING
+    } else {
+        open * OPEN_ONE
+    };
+    pack(exit, flags)
 }

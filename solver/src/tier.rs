@@ -28,11 +28,11 @@
 //! order of decisions or on the number of threads.
 
 use crate::prefetch::prefetch;
-use crate::state::{pack, val, DECIDED, NO_EXIT, OPEN_MASK, OPEN_ONE, PENDING};
+use crate::state::{initial_word, pack, val, DECIDED, OPEN_MASK, OPEN_ONE, PENDING};
 use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
 use std::time::Instant;
 
-use oware_db::{IndexKind, Outcome, Position, Rules, TierIndex};
+use oware_db::{IndexKind, Position, Rules, TierIndex};
 use rayon::prelude::*;
 
 use crate::lower::LowerTiers;
@@ -108,44 +108,25 @@ impl Ctx<'_> {
         const SUB: usize = 32;
         let mut cursor = self.index.cursor(start, start + out.len() as u64);
         let mut captures: Vec<(usize, u8, u64, i8)> = Vec::with_capacity(SUB * 6);
-        let mut exits = [NO_EXIT; SUB];
-        let mut flags = [0u16; SUB];
+        let mut words = [0u16; SUB];
         for sub in out.chunks(SUB) {
             captures.clear();
-            for slot in 0..sub.len() {
+            for (slot, word) in words.iter_mut().enumerate().take(sub.len()) {
                 let p = cursor.next().unwrap_or_default();
-                let moves = p.moves(self.rules);
-                if moves.is_empty() {
-                    exits[slot] = p.end_score();
-                    flags[slot] = DECIDED | PENDING;
-                    continue;
-                }
-                let mut exit = NO_EXIT;
-                let mut open = 0u16;
-                for m in moves.iter() {
-                    match m.outcome {
-                        Outcome::Continue { captured: 0, .. } => open += 1,
-                        Outcome::Continue { child, captured } => {
-                            let (tier, rank, entry) = self.lower.entry(&child);
-                            prefetch(entry);
-                            captures.push((slot, tier, rank, captured as i8));
-                        }
-                        Outcome::End { score } => exit = exit.max(score),
-                    }
-                }
-                exits[slot] = exit;
-                flags[slot] = if open == 0 {
-                    DECIDED | PENDING
-                } else {
-                    open * OPEN_ONE
-                };
+                *word = initial_word(&p, self.rules, |child, captured| {
+                    let (tier, rank, entry) = self.lower.entry(child);
+                    prefetch(entry);
+                    captures.push((slot, tier, rank, captured));
+                });
             }
             for &(slot, tier, rank, captured) in &captures {
                 let v = captured - self.lower.at(tier, rank);
-                exits[slot] = exits[slot].max(v);
+                if v > val(words[slot]) {
+                    words[slot] = (words[slot] & 0xff00) | u16::from(v as u8);
+                }
             }
-            for (slot, w) in sub.iter().enumerate() {
-                w.store(pack(exits[slot], flags[slot]), Ordering::Relaxed);
+            for (w, &v) in sub.iter().zip(&words) {
+                w.store(v, Ordering::Relaxed);
             }
         }
     }

@@ -3,29 +3,14 @@
 
 mod common;
 
-use std::sync::Arc;
-
 use oware_db::{IndexKind, Rules, TierIndex};
-use oware_solver::{solve_tier, LowerTiers, NoProgress};
-
-fn solve_all(rules: &Rules, max: u8) -> Vec<Vec<i8>> {
-    let mut lower = LowerTiers::new();
-    let mut out = Vec::new();
-    for n in 0..=max {
-        let (scores, _) = solve_tier(rules, n, &lower, &NoProgress);
-        let v = scores.to_vec();
-        lower.push(Arc::from(v.clone()));
-        out.push(v);
-    }
-    out
-}
 
 #[test]
 fn solver_matches_brute_force_up_to_tier_10() {
     let max = 10;
     for rules in common::test_rules() {
         let brute = common::brute_all(&rules, max);
-        let solved = solve_all(&rules, max);
+        let solved = common::solve_all(&rules, max);
         for n in 0..=max {
             let idx = TierIndex::new(n, IndexKind::Reachable);
             let diffs: Vec<String> = (0..idx.size() as usize)
@@ -51,13 +36,13 @@ fn solver_matches_brute_force_up_to_tier_10() {
 #[test]
 fn scores_do_not_depend_on_thread_count() {
     let rules = Rules::ABAPA;
-    let reference = solve_all(&rules, 12);
+    let reference = common::solve_all(&rules, 12);
     for threads in [1, 2, 4] {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
             .unwrap();
-        let got = pool.install(|| solve_all(&rules, 12));
+        let got = pool.install(|| common::solve_all(&rules, 12));
         assert!(got == reference, "{threads} threads differ");
     }
 }

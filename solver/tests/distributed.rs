@@ -2,6 +2,8 @@
 //! the single-process solver, under both presets, for tiers 0..=12, with unequal index
 //! ranges and with exchanges split into many bounded sub-rounds.
 
+mod common;
+
 use std::sync::Arc;
 
 use oware_db::Rules;
@@ -9,21 +11,9 @@ use oware_solver::distributed::{
     all_gather_scores, gather_scores, solve_tier_local, solve_tier_partitioned, Comm, LocalComm,
     PartitionConfig, ThreadComm,
 };
-use oware_solver::{solve_tier, LowerTiers, NoProgress};
+use oware_solver::{LowerTiers, NoProgress};
 
 const MAX: u8 = 12;
-
-fn single(rules: &Rules, max: u8) -> Vec<Vec<i8>> {
-    let mut lower = LowerTiers::new();
-    let mut out = Vec::new();
-    for n in 0..=max {
-        let (scores, _) = solve_tier(rules, n, &lower, &NoProgress);
-        let v = scores.to_vec();
-        lower.push(Arc::from(v.clone()));
-        out.push(v);
-    }
-    out
-}
 
 /// Every tier `0..=max` solved on the ranks of `comm`, each rank building its lower tiers
 /// from all-gathered scores; returns rank 0's gathered tiers (empty on other ranks).
@@ -72,7 +62,7 @@ fn check(rules: &Rules, reference: &[Vec<i8>], ranks: usize, config: PartitionCo
 #[test]
 fn simulated_ranks_match_single_process() {
     for rules in [Rules::ABAPA, Rules::AWARI] {
-        let reference = single(&rules, MAX);
+        let reference = common::solve_all(&rules, MAX);
         for ranks in 1..=4 {
             check(&rules, &reference, ranks, PartitionConfig::default());
         }
@@ -86,7 +76,7 @@ fn local_comm_matches_single_process() {
     let rules: Rules = "abapa+grand-slam=capture-all+capture=1,2"
         .parse()
         .expect("valid rules");
-    let reference = single(&rules, 10);
+    let reference = common::solve_all(&rules, 10);
     let mut lower = LowerTiers::new();
     for (n, want) in reference.iter().enumerate() {
         let got = solve_tier_partitioned(&LocalComm, &rules, n as u8, &lower, &NoProgress)
@@ -99,7 +89,7 @@ fn local_comm_matches_single_process() {
 #[test]
 fn more_ranks_than_positions() {
     // Tier 0 has one position and tier 1 twelve: most of 5 ranks own nothing or little.
-    let reference = single(&Rules::ABAPA, 3);
+    let reference = common::solve_all(&Rules::ABAPA, 3);
     let results = ThreadComm::run(5, |comm| {
         partitioned(comm, &Rules::ABAPA, 3, &PartitionConfig::default())
     });

@@ -28,12 +28,12 @@
 //! All communication happens on the calling (main) thread, between rayon phases.
 
 use crate::prefetch::prefetch;
-use crate::state::{pack, val, DECIDED, NO_EXIT, OPEN_MASK, OPEN_ONE, PENDING};
+use crate::state::{initial_word, pack, val, DECIDED, OPEN_MASK, OPEN_ONE, PENDING};
 use std::ops::Range;
 use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
 use std::time::Instant;
 
-use oware_db::{IndexKind, Outcome, Position, Rules, TierIndex};
+use oware_db::{IndexKind, Position, Rules, TierIndex};
 use rayon::prelude::*;
 
 use super::comm::Comm;
@@ -170,32 +170,11 @@ impl Ctx<'_> {
             caps.clear();
             for (slot, w) in words.iter_mut().enumerate().take(sub.len()) {
                 let Some(p) = cursor.next() else { break };
-                let moves = p.moves(self.rules);
-                if moves.is_empty() {
-                    *w = pack(p.end_score(), DECIDED | PENDING);
-                    continue;
-                }
-                let mut exit = NO_EXIT;
-                let mut open = 0u16;
-                for m in moves.iter() {
-                    match m.outcome {
-                        Outcome::Continue { captured: 0, .. } => open += 1,
-                        Outcome::Continue { child, captured } => {
-                            let (_, _, entry) = self.lower.entry(&child);
-                            prefetch(entry);
-                            caps.push((slot, entry, captured as i8));
-                        }
-                        Outcome::End { score } => exit = exit.max(score),
-                    }
-                }
-                *w = pack(
-                    exit,
-                    if open == 0 {
-                        DECIDED | PENDING
-                    } else {
-                        open * OPEN_ONE
-                    },
-                );
+                *w = initial_word(&p, self.rules, |child, captured| {
+                    let (_, _, entry) = self.lower.entry(child);
+                    prefetch(entry);
+                    caps.push((slot, entry, captured));
+                });
             }
             for &(slot, entry, captured) in &caps {
                 let v = captured - *entry;

@@ -8,7 +8,10 @@
 
 #![allow(dead_code)]
 
+use std::sync::Arc;
+
 use oware_db::{IndexKind, Outcome, Position, Rules, TierIndex};
+use oware_solver::{solve_tier, LowerTiers, NoProgress};
 
 fn lookup(tiers: &[Vec<i8>], p: &Position) -> i8 {
     let idx = TierIndex::new(p.seeds(), IndexKind::Reachable);
@@ -135,4 +138,17 @@ pub fn test_rules() -> Vec<Rules> {
     .iter()
     .map(|s| s.parse().expect("valid rules"))
     .collect()
+}
+
+/// Scores of every tier `0..=max` by the solver (one process, current thread pool).
+pub fn solve_all(rules: &Rules, max: u8) -> Vec<Vec<i8>> {
+    let mut lower = LowerTiers::new();
+    let mut out = Vec::new();
+    for n in 0..=max {
+        let (scores, _) = solve_tier(rules, n, &lower, &NoProgress);
+        let v = scores.to_vec();
+        lower.push(Arc::from(v.clone()));
+        out.push(v);
+    }
+    out
 }
