@@ -323,50 +323,84 @@ impl TierIndex {
     /// seeds of houses 9..12.
     #[inline]
     fn unrank_parts(&self, i: u64) -> (Position, u64, u64, usize) {
+        let (mover, sb, _, rb) = self.unrank_mover(i);
+        let (opp, b2, limit, last_sum) = self.unrank_opponent(sb, rb);
+        (Position::from_packed(mover | opp), b2, limit, last_sum)
+    }
+
+    /// The mover's side of index `i` (packed houses 0..6), the opponent's seed count, the
+    /// first index of the run of indices that share this mover side, and the rank of the
+    /// opponent's side within that run.
+    #[inline]
+    fn unrank_mover(&self, i: u64) -> (u128, usize, u64, u64) {
         assert!(i < self.size(), "index {i} out of tier {}", self.n);
         let t = tables();
         let n = self.n as usize;
         let m = block_of(&t.off12[self.kind as usize][n], i);
         let q = i - t.off12[self.kind as usize][n][m];
         let sb = n - m;
-        let nb = match self.kind {
-            IndexKind::Dense => t.off6_dense[sb][sb + 1],
-            IndexKind::Reachable => t.off6_zero[sb][sb + 1],
-        };
+        let nb = self.sides(sb);
         let (ra, rb) = divmod(q, nb);
-        // mover side
         let ta = block_of(&t.off6_dense[m], ra);
         let qa = ra - t.off6_dense[m][ta];
         let (a1, a2) = divmod(qa, t.n3[m - ta]);
         let mover = unrank3(t, ta, a1) | unrank3(t, m - ta, a2) << 24;
-        // opponent side
-        let (opp, b2, limit, last_sum) = match self.kind {
+        (mover, sb, i - rb, rb)
+    }
+
+    /// How many opponent sides of `sb` seeds this kind holds.
+    #[inline]
+    fn sides(&self, sb: usize) -> u64 {
+        let t = tables();
+        match self.kind {
+            IndexKind::Dense => t.off6_dense[sb][sb + 1],
+            IndexKind::Reachable => t.off6_zero[sb][sb + 1],
+        }
+    }
+
+    /// The opponent's side of rank `rb` among the sides of `sb` seeds (packed houses 6..12 in
+    /// place), the rank of its last triple, that triple's rank count, and its seeds.
+    #[inline]
+    fn unrank_opponent(&self, sb: usize, rb: u64) -> (u128, u64, u64, usize) {
+        let t = tables();
+        let (tb, b1, b2, limit) = match self.kind {
             IndexKind::Dense => {
                 let tb = block_of(&t.off6_dense[sb], rb);
                 let qb = rb - t.off6_dense[sb][tb];
                 let nb2 = t.n3[sb - tb];
                 let (b1, b2) = divmod(qb, nb2);
-                let opp = unrank3(t, tb, b1) << 48 | unrank3(t, sb - tb, b2) << 72;
-                (opp, b2, nb2, sb - tb)
+                (tb, b1, b2, nb2)
             }
             IndexKind::Reachable => {
                 let tb = block_of(&t.off6_zero[sb], rb);
                 let qb = rb - t.off6_zero[sb][tb];
                 let nb2 = t.n3[sb - tb];
                 let z1 = t.z3[tb];
-                let (b1, b2, limit) = if qb < z1 * nb2 {
+                if qb < z1 * nb2 {
                     let (b1, b2) = divmod(qb, nb2);
-                    (b1, b2, nb2)
+                    (tb, b1, b2, nb2)
                 } else {
                     let z2 = t.z3[sb - tb];
                     let (b1, b2) = divmod(qb - z1 * nb2, z2);
-                    (z1 + b1, b2, z2)
-                };
-                let opp = unrank3(t, tb, b1) << 48 | unrank3(t, sb - tb, b2) << 72;
-                (opp, b2, limit, sb - tb)
+                    (tb, z1 + b1, b2, z2)
+                }
             }
         };
-        (Position::from_packed(mover | opp), b2, limit, last_sum)
+        let opp = unrank3(t, tb, b1) << 48 | unrank3(t, sb - tb, b2) << 72;
+        (opp, b2, limit, sb - tb)
+    }
+
+    /// An unranker that remembers the mover's side of the last index it unranked, so that
+    /// unranking indices in increasing order, as a sweep over a bitset does, mostly only
+    /// decodes the opponent's side.
+    pub fn unranker(&self) -> Unranker {
+        Unranker {
+            index: *self,
+            start: 1,
+            end: 0,
+            mover: 0,
+            sb: 0,
+        }
     }
 
     /// Iterates the positions of indices `start..end` in order, faster than calling
@@ -433,6 +467,37 @@ impl Iterator for Cursor {
     }
 }
 
+/// Unranks indices of one tier, reusing the mover's side between calls: see
+/// [`TierIndex::unranker`].
+#[derive(Clone, Debug)]
+pub struct Unranker {
+    index: TierIndex,
+    /// The indices `start..end` share the mover's side `mover`, with `sb` opponent seeds.
+    start: u64,
+    end: u64,
+    mover: u128,
+    sb: usize,
+}
+
+impl Unranker {
+    /// The position with index `i` (the same as [`TierIndex::unrank`]).
+    ///
+    /// # Panics
+    /// If `i` is not below the tier's size.
+    #[inline]
+    pub fn unrank(&mut self, i: u64) -> Position {
+        if i < self.start || i >= self.end {
+            let (mover, sb, start, _) = self.index.unrank_mover(i);
+            self.mover = mover;
+            self.sb = sb;
+            self.start = start;
+            self.end = start + self.index.sides(sb);
+        }
+        let (opp, ..) = self.index.unrank_opponent(self.sb, i - self.start);
+        Position::from_packed(self.mover | opp)
+    }
+}
+
 /// Number of positions of tier `n` in an index of `kind`.
 pub fn tier_size(n: u8, kind: IndexKind) -> u64 {
     TierIndex::new(n, kind).size()
@@ -475,14 +540,21 @@ mod tests {
             for n in 0..=9u8 {
                 let idx = TierIndex::new(n, kind);
                 let mut cursor = idx.cursor(0, idx.size());
+                let mut unranker = idx.unranker();
                 for i in 0..idx.size() {
                     let p = idx.unrank(i);
                     assert_eq!(cursor.next(), Some(p));
+                    assert_eq!(unranker.unrank(i), p);
                     assert_eq!(p.seeds(), n);
                     assert!(kind.holds(&p));
                     assert_eq!(idx.rank(&p), Some(i));
                 }
                 assert_eq!(cursor.next(), None);
+                // Out of order too.
+                let mut unranker = idx.unranker();
+                for i in (0..idx.size()).rev().step_by(7) {
+                    assert_eq!(unranker.unrank(i), idx.unrank(i));
+                }
                 let mid = idx.size() / 3;
                 assert!(idx
                     .cursor(mid, idx.size())

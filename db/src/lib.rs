@@ -29,7 +29,7 @@ mod table;
 mod tablebase;
 
 pub use error::{Error, ParseError};
-pub use index::{binomial, tier_size, Cursor, IndexKind, TierIndex};
+pub use index::{binomial, tier_size, Cursor, IndexKind, TierIndex, Unranker};
 pub use manifest::{Manifest, TierEntry, TierStats};
 pub use moves::{Move, MoveList, Outcome};
 pub use position::{Position, HOUSES, MAX_SEEDS};

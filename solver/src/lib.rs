@@ -5,6 +5,7 @@
 
 #![warn(missing_docs)]
 
+mod buffer;
 pub mod distributed;
 mod generate;
 mod lower;

@@ -29,12 +29,13 @@
 
 use crate::prefetch::prefetch;
 use crate::state::{initial_word, pack, val, DECIDED, OPEN_MASK, OPEN_ONE, PENDING};
-use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
 use std::time::Instant;
 
 use oware_db::{IndexKind, Position, Rules, TierIndex};
 use rayon::prelude::*;
 
+use crate::buffer::AtomicBuf;
 use crate::lower::LowerTiers;
 use crate::progress::{Phase, Progress};
 
@@ -63,17 +64,17 @@ pub struct SolveStats {
 /// The solved scores of a tier: one `i8` per index of [`TierIndex`] (reachable kind).
 pub struct TierScores {
     // The state words, whose low half holds the compacted scores after solving.
-    words: Vec<AtomicU16>,
+    words: AtomicBuf<AtomicU16>,
     len: usize,
 }
 
 impl TierScores {
     /// The scores, in index order.
     pub fn as_slice(&self) -> &[i8] {
-        // SAFETY: `words` owns `2 * len` initialised bytes (`len` u16 words); after
-        // `compact` the first `len` bytes hold the scores. `i8` has alignment 1 and the
-        // borrow keeps `words` alive and unmodified for the slice's lifetime.
-        unsafe { std::slice::from_raw_parts(self.words.as_ptr().cast::<i8>(), self.len) }
+        let bytes = &self.words.as_bytes()[..self.len];
+        // SAFETY: `i8` and `u8` have the same size and alignment and every byte is a valid
+        // `i8`; the slice borrows `self`.
+        unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<i8>(), bytes.len()) }
     }
 
     /// The scores as an owned vector (one copy).
@@ -98,6 +99,9 @@ struct Ctx<'a> {
     /// level and not yet propagated: the sign is known without reading the state word.
     high: &'a [AtomicU64],
     low: &'a [AtomicU64],
+    /// One flag per chunk of `CHUNK` positions: set when a frontier bit of the chunk may
+    /// have been set since the chunk was last swept, so sweeps skip the clean chunks.
+    dirty: &'a [AtomicBool],
 }
 
 impl Ctx<'_> {
@@ -135,6 +139,10 @@ impl Ctx<'_> {
     fn mark(&self, j: u64, low: bool) {
         let bits = if low { self.low } else { self.high };
         bits[(j / 64) as usize].fetch_or(1 << (j % 64), Ordering::Release);
+        let dirty = &self.dirty[j as usize / CHUNK];
+        if !dirty.load(Ordering::Relaxed) {
+            dirty.store(true, Ordering::Release);
+        }
     }
 
     /// Collects the parents of the decided position `c` (score `v`) into `out` as
@@ -145,6 +153,8 @@ impl Ctx<'_> {
             if p.is_reachable() {
                 let j = self.index.rank_unchecked(&p);
                 prefetch(&self.state[j as usize]);
+                // The frontier word the parent would be marked in: high if the child is low.
+                prefetch(&if v < 0 { self.high } else { self.low }[j as usize / 64]);
                 out.push((j, v < 0));
             }
         });
@@ -192,7 +202,8 @@ impl Ctx<'_> {
 /// tier below `n`). Runs on the current rayon thread pool.
 ///
 /// # Panics
-/// If `lower` lacks a tier below `n` that a capture reaches, or `n > 48`.
+/// If `lower` lacks a tier below `n` that a capture reaches, if `n > 48`, or if the
+/// tier's state cannot be allocated.
 pub fn solve_tier(
     rules: &Rules,
     n: u8,
@@ -201,9 +212,17 @@ pub fn solve_tier(
 ) -> (TierScores, SolveStats) {
     let index = TierIndex::new(n, IndexKind::Reachable);
     let size = index.size() as usize;
-    let words: Vec<AtomicU16> = (0..size).map(|_| AtomicU16::new(0)).collect();
-    let high: Vec<AtomicU64> = (0..size.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
-    let low: Vec<AtomicU64> = (0..size.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
+    let alloc = |what: &str, e: std::io::Error| -> ! {
+        panic!("tier {n}: cannot allocate the {what} of {size} positions: {e}")
+    };
+    let words = AtomicBuf::<AtomicU16>::zeroed(size).unwrap_or_else(|e| alloc("state", e));
+    let high =
+        AtomicBuf::<AtomicU64>::zeroed(size.div_ceil(64)).unwrap_or_else(|e| alloc("frontier", e));
+    let low =
+        AtomicBuf::<AtomicU64>::zeroed(size.div_ceil(64)).unwrap_or_else(|e| alloc("frontier", e));
+    let dirty: Vec<AtomicBool> = (0..size.div_ceil(CHUNK))
+        .map(|_| AtomicBool::new(false))
+        .collect();
     let ctx = Ctx {
         rules,
         n,
@@ -212,6 +231,7 @@ pub fn solve_tier(
         state: &words,
         high: &high,
         low: &low,
+        dirty: &dirty,
     };
     let mut stats = SolveStats {
         positions: size as u64,
@@ -302,6 +322,11 @@ fn sweep(ctx: &Ctx<'_>, k: i8) -> u64 {
         .enumerate()
         .map(|(c, (high, low))| {
             let mut taken = 0u64;
+            // Marks made after this swap set the flag again, so they are swept next time.
+            if !ctx.dirty[c].swap(false, Ordering::Acquire) {
+                return 0;
+            }
+            let mut unranker = ctx.index.unranker();
             let mut buf: Vec<(u64, bool)> = Vec::with_capacity(BATCH + 64);
             for (w, words) in high.iter().zip(low).enumerate() {
                 for (word, v) in [(words.0, k), (words.1, -k)] {
@@ -314,7 +339,7 @@ fn sweep(ctx: &Ctx<'_>, k: i8) -> u64 {
                         bits &= bits - 1;
                         let j = ((c * WORDS + w) as u64) * 64 + b;
                         debug_assert_eq!(val(ctx.state[j as usize].load(Ordering::Relaxed)), v);
-                        let p = ctx.index.unrank(j);
+                        let p = unranker.unrank(j);
                         ctx.parents(&p, v, &mut buf);
                         taken += 1;
                         if buf.len() >= BATCH {
@@ -335,20 +360,14 @@ fn sweep(ctx: &Ctx<'_>, k: i8) -> u64 {
 }
 
 /// Turns the state words into scores stored in their low half (`len` bytes).
-fn compact(words: Vec<AtomicU16>, len: usize) -> TierScores {
+fn compact(words: AtomicBuf<AtomicU16>, len: usize) -> TierScores {
     let mut words = words;
-    let base = words.as_mut_ptr();
-    let bytes = base.cast::<u8>();
+    let bytes = words.as_mut_bytes();
     for i in 0..len {
-        // SAFETY: `base` points to `len` initialised words (`AtomicU16` has the layout of
-        // `u16`) and nothing else accesses the buffer. Word `i` (bytes `2i`, `2i+1`) is read
-        // before any write reaches it, since writes so far touched bytes `< i <= 2i`; byte
-        // `i` lies inside word `i / 2 <= i`, which has already been read.
-        unsafe {
-            let s = base.add(i).cast::<u16>().read();
-            let score = if s & DECIDED != 0 { s as u8 } else { 0 };
-            bytes.add(i).write(score);
-        }
+        // Word `i` (bytes `2i`, `2i+1`) is read before any write reaches it: writes so far
+        // touched bytes `< i <= 2i`, and byte `i` lies in word `i / 2 <= i`, already read.
+        let s = u16::from_ne_bytes([bytes[2 * i], bytes[2 * i + 1]]);
+        bytes[i] = if s & DECIDED != 0 { s as u8 } else { 0 };
     }
     TierScores { words, len }
 }
