@@ -24,6 +24,8 @@ enum Command {
     Info(commands::info::Args),
     /// Check tables: checksums, a deep re-verification, and the start position.
     Verify(commands::verify::Args),
+    /// Rewrite tables with another block compression (huffman, zstd) into another directory.
+    Recompress(commands::recompress::Args),
     /// Micro-benchmarks for `scripts/bench` (rank, unrank, moves, un-moves, probes).
     #[command(hide = true)]
     Bench(commands::bench::Args),
@@ -48,6 +50,7 @@ fn main() -> ExitCode {
         Command::Verify(a) => commands::verify::run(a),
         Command::Bench(a) => commands::bench::run(a),
         Command::BenchProbe(a) => commands::bench_probe::run(a),
+        Command::Recompress(a) => commands::recompress::run(a),
     };
     match result {
         Ok(code) => code,

@@ -3,7 +3,9 @@
 //!
 //! ```text
 //! header   48 fixed bytes + rules text padded to 8, ending with an xxh3-64 of itself
-//! blocks   zstd frames, one per block of `block_entries` scores (one i8 each)
+//!          (+ for ctx-huffman: the order-1 code lengths, padded to 8)
+//! blocks   one per block of `block_entries` scores (one i8 each): a zstd frame, or a
+//!          ctx-huffman block (sub-block table + bitstream, see [`crate::huffman`])
 //! index    one 16-byte entry per block: start offset (u64), xxh3-64 of the compressed bytes
 //! trailer  index offset (u64), block count (u64), end magic (8), blake3 of all before (32)
 //! ```
@@ -12,6 +14,7 @@
 use std::path::Path;
 
 use crate::error::Error;
+use crate::huffman::symbol_count;
 use crate::index::{IndexKind, TierIndex};
 use crate::position::MAX_SEEDS;
 use crate::rules::Rules;
@@ -34,6 +37,14 @@ pub const CHECKSUM_LEN: usize = 32;
 pub const ENCODING_I8_SCORE: u8 = 1;
 /// Compression 1: every block is one zstd frame.
 pub const COMPRESSION_ZSTD: u8 = 1;
+/// Compression 2: every block is coded with the table's order-1 canonical Huffman model
+/// (`ctx-huffman`, [`crate::huffman`]).
+pub const COMPRESSION_HUFFMAN: u8 = 2;
+/// Default code length limit of ctx-huffman (bits; the decode table has `2^limit` entries
+/// per context).
+pub const DEFAULT_CODE_LIMIT: u8 = 12;
+/// Default sub-block of ctx-huffman, as a shift: 256 entries.
+pub const DEFAULT_SUB_BLOCK_SHIFT: u8 = 8;
 /// The largest block the reader accepts (entries); a guard against absurd headers.
 pub const MAX_BLOCK_ENTRIES: u32 = 1 << 24;
 /// The longest rules text a header may hold.
@@ -64,6 +75,61 @@ pub fn hex(bytes: &[u8]) -> String {
     s
 }
 
+/// How the blocks of a table are compressed (header byte 31).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Compression {
+    /// Code 1: every block is one zstd frame.
+    Zstd,
+    /// Code 2: a static order-1 canonical Huffman code, one model per table (the default).
+    #[default]
+    Huffman,
+}
+
+impl Compression {
+    /// Every compression, in code order.
+    pub const ALL: [Compression; 2] = [Compression::Zstd, Compression::Huffman];
+
+    /// The header code.
+    pub fn code(self) -> u8 {
+        match self {
+            Compression::Zstd => COMPRESSION_ZSTD,
+            Compression::Huffman => COMPRESSION_HUFFMAN,
+        }
+    }
+
+    /// The compression of a header code, if known.
+    pub fn from_code(code: u8) -> Option<Compression> {
+        Compression::ALL.into_iter().find(|c| c.code() == code)
+    }
+
+    /// The name used on the command line and in `oware info`: `zstd` or `huffman`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::Zstd => "zstd",
+            Compression::Huffman => "huffman",
+        }
+    }
+}
+
+impl std::fmt::Display for Compression {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Compression {
+    type Err = String;
+
+    /// `zstd`, or `huffman` (also `ctx-huffman`).
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "zstd" => Ok(Compression::Zstd),
+            "huffman" | "ctx-huffman" => Ok(Compression::Huffman),
+            _ => Err(format!("unknown compression `{s}` (zstd, huffman)")),
+        }
+    }
+}
+
 /// The header fields of a table.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Header {
@@ -79,12 +145,19 @@ pub struct Header {
     pub block_entries: u32,
     /// The value encoding ([`ENCODING_I8_SCORE`]).
     pub encoding: u8,
-    /// The compression ([`COMPRESSION_ZSTD`]).
-    pub compression: u8,
-    /// The zstd level the blocks were compressed with (informational).
+    /// The compression of the blocks.
+    pub compression: Compression,
+    /// The zstd level the blocks were compressed with (informational; 0 for ctx-huffman).
     pub level: i32,
     /// The rules the table was built with.
     pub rules: Rules,
+    /// ctx-huffman: the longest code, in bits (header byte 38; 0 for zstd).
+    pub code_limit: u8,
+    /// ctx-huffman: log2 of the entries per sub-block (header byte 39; 0 for zstd).
+    pub sub_block_shift: u8,
+    /// ctx-huffman: the code lengths, `(2n+1)²` bytes, context-major (stored after the
+    /// rules text; empty for zstd).
+    pub model: Vec<u8>,
 }
 
 fn kind_code(kind: IndexKind) -> u8 {
@@ -108,7 +181,8 @@ pub fn read_u64(b: &[u8], at: usize) -> u64 {
 }
 
 impl Header {
-    /// A version-1 header for a table of tier `tier` under `rules`.
+    /// A version-1 header of a zstd table of tier `tier` under `rules` (set the ctx-huffman
+    /// fields to make it a ctx-huffman header).
     pub fn new(rules: &Rules, tier: u8, kind: IndexKind, block_entries: u32, level: i32) -> Self {
         Header {
             version: VERSION,
@@ -117,9 +191,12 @@ impl Header {
             entries: TierIndex::new(tier, kind).size(),
             block_entries,
             encoding: ENCODING_I8_SCORE,
-            compression: COMPRESSION_ZSTD,
+            compression: Compression::Zstd,
             level,
             rules: *rules,
+            code_limit: 0,
+            sub_block_shift: 0,
+            model: Vec::new(),
         }
     }
 
@@ -138,7 +215,7 @@ impl Header {
     pub fn encode(&self) -> Vec<u8> {
         let rules = self.rules.to_string().into_bytes();
         let padded = rules.len().div_ceil(8) * 8;
-        let len = FIXED_HEADER + padded;
+        let len = FIXED_HEADER + padded + self.model.len().div_ceil(8) * 8;
         let mut b = Vec::with_capacity(len);
         b.extend_from_slice(&MAGIC);
         b.extend_from_slice(&self.version.to_le_bytes());
@@ -148,13 +225,15 @@ impl Header {
         b.push(self.tier);
         b.push(kind_code(self.kind));
         b.push(self.encoding);
-        b.push(self.compression);
+        b.push(self.compression.code());
         b.extend_from_slice(&self.level.to_le_bytes());
         b.extend_from_slice(&(rules.len() as u16).to_le_bytes());
-        b.extend_from_slice(&[0, 0]);
+        b.extend_from_slice(&[self.code_limit, self.sub_block_shift]);
         debug_assert_eq!(b.len(), 40);
         b.extend_from_slice(&[0; 8]); // checksum, filled below
         b.extend_from_slice(&rules);
+        b.resize(FIXED_HEADER + padded, 0);
+        b.extend_from_slice(&self.model);
         b.resize(len, 0);
         let sum = header_checksum(&b);
         b[40..48].copy_from_slice(&sum.to_le_bytes());
@@ -194,7 +273,9 @@ impl Header {
         let version = read_u32(file, 8);
         let len = read_u32(file, 12) as usize;
         let rules_len = usize::from(u16::from_le_bytes([file[36], file[37]]));
-        if len < FIXED_HEADER || len % 8 != 0 || len > FIXED_HEADER + MAX_RULES_LEN + 8 {
+        let max_model = symbol_count(MAX_SEEDS).pow(2).div_ceil(8) * 8;
+        if len < FIXED_HEADER || len % 8 != 0 || len > FIXED_HEADER + MAX_RULES_LEN + 8 + max_model
+        {
             return Err(bad(format!("header length {len}")));
         }
         if file.len() < len {
@@ -211,9 +292,6 @@ impl Header {
                 supported: VERSION,
             });
         }
-        if rules_len > len - FIXED_HEADER || len - FIXED_HEADER - rules_len >= 8 {
-            return Err(bad(format!("rules length {rules_len}")));
-        }
         let entries = read_u64(file, 16);
         let block_entries = read_u32(file, 24);
         let tier = file[28];
@@ -223,16 +301,39 @@ impl Header {
             k => return Err(bad(format!("index kind {k}"))),
         };
         let encoding = file[30];
-        let compression = file[31];
         let level = read_u32(file, 32) as i32;
+        let (code_limit, sub_block_shift) = (file[38], file[39]);
         if tier > MAX_SEEDS {
             return Err(bad(format!("tier {tier}")));
         }
+        let compression = Compression::from_code(file[31])
+            .ok_or_else(|| bad(format!("compression {}", file[31])))?;
+        let model_len = match compression {
+            Compression::Zstd => {
+                if code_limit != 0 || sub_block_shift != 0 {
+                    return Err(bad("reserved bytes 38..40 are not zero".into()));
+                }
+                0
+            }
+            Compression::Huffman => {
+                if code_limit == 0 || code_limit > crate::huffman::MAX_LIMIT {
+                    return Err(bad(format!("code length limit {code_limit}")));
+                }
+                if sub_block_shift > crate::huffman::MAX_SUB_BLOCK_SHIFT {
+                    return Err(bad(format!("sub-block shift {sub_block_shift}")));
+                }
+                symbol_count(tier).pow(2)
+            }
+        };
+        let rules_padded = rules_len.div_ceil(8) * 8;
+        if FIXED_HEADER + rules_padded + model_len.div_ceil(8) * 8 != len {
+            return Err(bad(format!(
+                "header length {len} does not fit rules text of {rules_len} bytes and a model \
+                 of {model_len}"
+            )));
+        }
         if encoding != ENCODING_I8_SCORE {
             return Err(bad(format!("value encoding {encoding}")));
-        }
-        if compression != COMPRESSION_ZSTD {
-            return Err(bad(format!("compression {compression}")));
         }
         if block_entries == 0 || block_entries > MAX_BLOCK_ENTRIES {
             return Err(bad(format!("{block_entries} entries per block")));
@@ -249,6 +350,8 @@ impl Header {
         let rules: Rules = text
             .parse()
             .map_err(|e| bad(format!("rules text `{text}`: {e}")))?;
+        let model_at = FIXED_HEADER + rules_padded;
+        let model = file[model_at..model_at + model_len].to_vec();
         Ok((
             Header {
                 version,
@@ -260,6 +363,9 @@ impl Header {
                 compression,
                 level,
                 rules,
+                code_limit,
+                sub_block_shift,
+                model,
             },
             len,
         ))
@@ -290,4 +396,61 @@ pub fn encode_trailer_head(index_offset: u64, block_count: u64) -> [u8; TRAILER 
     t[8..16].copy_from_slice(&block_count.to_le_bytes());
     t[16..24].copy_from_slice(&END_MAGIC);
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn huffman_header() -> Header {
+        Header {
+            compression: Compression::Huffman,
+            level: 0,
+            code_limit: 12,
+            sub_block_shift: 8,
+            model: vec![1; 25],
+            ..Header::new(&Rules::ABAPA, 2, IndexKind::Reachable, 1024, 0)
+        }
+    }
+
+    /// `bytes` with byte `at` set to `v` and the header checksum recomputed.
+    fn patched(bytes: &[u8], at: usize, v: u8) -> Vec<u8> {
+        let mut b = bytes.to_vec();
+        b[at] = v;
+        let sum = header_checksum(&b);
+        b[40..48].copy_from_slice(&sum.to_le_bytes());
+        b
+    }
+
+    #[test]
+    fn huffman_headers_round_trip() {
+        let h = huffman_header();
+        let b = h.encode();
+        // 48 + "abapa" padded to 8 + 25 model bytes padded to 32.
+        assert_eq!(b.len(), 48 + 8 + 32);
+        assert_eq!(Header::decode(Path::new("x"), &b).unwrap(), (h, b.len()));
+    }
+
+    #[test]
+    fn unknown_compression_and_bad_huffman_fields_are_bad_headers() {
+        let p = Path::new("x");
+        let z = Header::new(&Rules::ABAPA, 2, IndexKind::Reachable, 1024, 3).encode();
+        let h = huffman_header().encode();
+        let cases = [
+            patched(&z, 31, 0),
+            patched(&z, 31, 3),
+            patched(&z, 31, 2), // ctx-huffman without a model
+            patched(&h, 31, 1), // zstd with a model and nonzero bytes 38..40
+            patched(&z, 38, 12),
+            patched(&h, 38, 0),
+            patched(&h, 38, 16),
+            patched(&h, 39, 13),
+            patched(&h, 28, 3), // tier 3 needs a 49-byte model
+        ];
+        for (k, b) in cases.iter().enumerate() {
+            let r = Header::decode(p, b);
+            assert!(matches!(r, Err(Error::BadHeader { .. })), "case {k}: {r:?}");
+        }
+        assert!(Header::decode(p, &patched(&z, 31, 1)).is_ok());
+    }
 }

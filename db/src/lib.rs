@@ -20,6 +20,7 @@
 
 mod error;
 pub mod format;
+pub mod huffman;
 mod index;
 pub mod manifest;
 mod moves;

@@ -1,5 +1,7 @@
-//! The reader of one tier table: a memory-mapped file, one block decompressed per probe, and
-//! a small cache of decompressed blocks shared by all threads.
+//! The reader of one tier table: a memory-mapped file, one block decompressed per probe.
+//! zstd tables keep a small cache of decompressed blocks shared by all threads; ctx-huffman
+//! tables decode a probe's entry straight from the map (a few hundred lookups), with the
+//! decode tables built once when the table is opened.
 
 use std::cell::RefCell;
 use std::fs::File;
@@ -9,7 +11,8 @@ use std::sync::{Mutex, PoisonError};
 use memmap2::Mmap;
 
 use crate::error::Error;
-use crate::format::{self, Header, CHECKSUM_LEN, END_MAGIC, INDEX_ENTRY, TRAILER};
+use crate::format::{self, Compression, Header, CHECKSUM_LEN, END_MAGIC, INDEX_ENTRY, TRAILER};
+use crate::huffman::Model;
 use crate::index::IndexKind;
 use crate::rules::Rules;
 
@@ -29,9 +32,11 @@ thread_local! {
 
 /// An open tier table.
 ///
-/// [`Table::get`] decompresses the one block that holds the entry (checking that block's
-/// checksum first) and keeps it in a small direct-mapped cache, so probes of nearby
-/// entries do not decompress again. A `Table` is `Send + Sync`: probe it from many threads.
+/// [`Table::get`] checks the checksum of the one block that holds the entry, then decodes it:
+/// a zstd block is decompressed whole and kept in a small direct-mapped cache, so probes of
+/// nearby entries do not decompress again; a ctx-huffman block is decoded only up to the
+/// entry, from the start of its sub-block. A `Table` is `Send + Sync`: probe it from many
+/// threads.
 pub struct Table {
     path: PathBuf,
     map: Mmap,
@@ -40,6 +45,8 @@ pub struct Table {
     index_offset: usize,
     block_count: u64,
     cache: Vec<Mutex<Slot>>,
+    /// The ctx-huffman model (none for zstd).
+    model: Option<Model>,
 }
 
 impl std::fmt::Debug for Table {
@@ -58,7 +65,8 @@ impl Table {
     ///
     /// # Errors
     /// [`Error::Io`] (the file cannot be opened or mapped), [`Error::BadMagic`],
-    /// [`Error::UnsupportedVersion`], [`Error::Truncated`], [`Error::BadHeader`].
+    /// [`Error::UnsupportedVersion`], [`Error::Truncated`], [`Error::BadHeader`] (also: a
+    /// ctx-huffman model whose code lengths are not valid prefix codes).
     pub fn open(path: &Path) -> Result<Table, Error> {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
         let size = file.metadata().map_err(|e| Error::io(path, e))?.len();
@@ -114,7 +122,18 @@ impl Table {
                 "block index at {index_offset} does not end at the trailer ({t})"
             )));
         }
-        let slots = (CACHE_BYTES / header.block_entries as usize).clamp(16, 1024);
+        let model = match header.compression {
+            Compression::Zstd => None,
+            Compression::Huffman => Some(
+                Model::from_lengths(header.tier, header.code_limit, &header.model)
+                    .map_err(|e| bad(format!("ctx-huffman model: {e}")))?,
+            ),
+        };
+        let slots = if model.is_some() {
+            0
+        } else {
+            (CACHE_BYTES / header.block_entries as usize).clamp(16, 1024)
+        };
         let cache = (0..slots)
             .map(|_| {
                 Mutex::new(Slot {
@@ -131,6 +150,7 @@ impl Table {
             block_count,
             map,
             cache,
+            model,
         })
     }
 
@@ -172,6 +192,11 @@ impl Table {
     /// Entries per block.
     pub fn block_entries(&self) -> u32 {
         self.header.block_entries
+    }
+
+    /// How the blocks are compressed.
+    pub fn compression(&self) -> Compression {
+        self.header.compression
     }
 
     /// Number of blocks.
@@ -217,8 +242,8 @@ impl Table {
     /// The score stored at entry `index`.
     ///
     /// # Errors
-    /// [`Error::IndexOutOfRange`], [`Error::CorruptBlock`] (the block's checksum, offsets or
-    /// decompressed size are wrong).
+    /// [`Error::IndexOutOfRange`], [`Error::CorruptBlock`] (the block's checksum, offsets,
+    /// decompressed size or codes are wrong).
     pub fn get(&self, index: u64) -> Result<i8, Error> {
         if index >= self.header.entries {
             return Err(Error::IndexOutOfRange {
@@ -229,6 +254,13 @@ impl Table {
         let be = u64::from(self.header.block_entries);
         let block = index / be;
         let at = (index % be) as usize;
+        if let Some(model) = &self.model {
+            let src = self.checked_block(block)?;
+            let len = self.header.block_len(block);
+            return model
+                .decode_at(src, len, self.header.sub_block_shift, at)
+                .map_err(|e| self.corrupt(block, e));
+        }
         let slot = &self.cache[(block % self.cache.len() as u64) as usize];
         let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
         if slot.block != block {
@@ -284,8 +316,8 @@ impl Table {
         Ok((&bytes[start as usize..end as usize], sum))
     }
 
-    /// Decompresses block `b` into `out`, whose length is the block's entry count.
-    fn decompress_block(&self, b: u64, out: &mut [u8]) -> Result<(), Error> {
+    /// The compressed bytes of block `b`, once their checksum is checked.
+    fn checked_block(&self, b: u64) -> Result<&[u8], Error> {
         let (src, sum) = self.block_bytes(b)?;
         let computed = format::block_checksum(src);
         if computed != sum {
@@ -293,6 +325,17 @@ impl Table {
                 b,
                 format!("block checksum {computed:016x}, stored {sum:016x}"),
             ));
+        }
+        Ok(src)
+    }
+
+    /// Decompresses block `b` into `out`, whose length is the block's entry count.
+    fn decompress_block(&self, b: u64, out: &mut [u8]) -> Result<(), Error> {
+        let src = self.checked_block(b)?;
+        if let Some(model) = &self.model {
+            return model
+                .decode_block(src, self.header.sub_block_shift, out)
+                .map_err(|e| self.corrupt(b, e));
         }
         let n = DCTX.with(|cell| {
             let mut cell = cell.borrow_mut();

@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use oware_db::format::Compression;
 use oware_db::manifest::{Manifest, TierEntry, TierStats};
 use oware_db::{IndexKind, Rules, Table, TierIndex};
 use thiserror::Error;
@@ -17,7 +18,7 @@ use crate::distributed::{
 };
 use crate::lower::LowerTiers;
 use crate::progress::Progress;
-use crate::table_writer::write_table;
+use crate::table_writer::{write_table_with, WriteOptions};
 use crate::tier::{solve_tier, tier_memory, SolveStats, TierScores};
 
 /// What can stop a generation.
@@ -70,6 +71,8 @@ pub struct GenerateOptions {
     /// Bytes of memory the generation may use; `None` reads the available memory of the
     /// machine (`MemAvailable` in `/proc/meminfo`, or the `OWARE_MEMORY_LIMIT` variable).
     pub memory_limit: Option<u64>,
+    /// How the tables' blocks are compressed (default ctx-huffman).
+    pub compression: Compression,
 }
 
 /// What happened to one tier.
@@ -335,12 +338,16 @@ pub fn generate_with(
         };
         if root {
             observer.start(crate::Phase::Write, positions);
-            let written = write_table(
+            let written = write_table_with(
                 dir,
                 &opts.rules,
                 tier,
                 IndexKind::Reachable,
                 scores.as_slice(),
+                &WriteOptions {
+                    compression: opts.compression,
+                    ..WriteOptions::default()
+                },
             )?;
             observer.advance(positions);
             manifest.tiers.insert(

@@ -1,11 +1,14 @@
 //! The writer of tier tables (format in `db/FORMAT.md`): blocks compressed in parallel in
-//! bounded batches and streamed to a temporary file that is renamed into place.
+//! bounded batches and streamed to a temporary file that is renamed into place. With
+//! ctx-huffman (the default) a first parallel pass counts the (previous, current) score
+//! pairs of the whole tier to build the table's order-1 model.
 
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use oware_db::format::{self, Header};
+use oware_db::format::{self, Compression, Header};
+use oware_db::huffman::{self, Model};
 use oware_db::manifest::sync_dir;
 use oware_db::{Error, IndexKind, Position, Rules, TierIndex};
 use rayon::prelude::*;
@@ -28,10 +31,16 @@ pub struct WrittenTable {
 pub struct WriteOptions {
     /// Entries per block: larger blocks compress better and probe slower.
     pub block_entries: u32,
-    /// The zstd level.
+    /// The zstd level (zstd only).
     pub level: i32,
     /// Blocks compressed per parallel batch (bounds the compressed bytes held in memory).
     pub batch_blocks: usize,
+    /// How blocks are compressed (default ctx-huffman).
+    pub compression: Compression,
+    /// ctx-huffman: the longest code in bits (`huffman::MIN_LIMIT ..= huffman::MAX_LIMIT`).
+    pub code_limit: u8,
+    /// ctx-huffman: log2 of the entries per sub-block (`0 ..= huffman::MAX_SUB_BLOCK_SHIFT`).
+    pub sub_block_shift: u8,
 }
 
 impl Default for WriteOptions {
@@ -40,6 +49,9 @@ impl Default for WriteOptions {
             block_entries: format::DEFAULT_BLOCK_ENTRIES,
             level: format::DEFAULT_LEVEL,
             batch_blocks: 1024,
+            compression: Compression::default(),
+            code_limit: format::DEFAULT_CODE_LIMIT,
+            sub_block_shift: format::DEFAULT_SUB_BLOCK_SHIFT,
         }
     }
 }
@@ -100,6 +112,54 @@ fn block_source<'a>(
     scratch
 }
 
+/// The ctx-huffman model of a tier: the (context, symbol) pairs of every block as written
+/// (see [`block_source`]), counted in parallel.
+fn build_model(
+    scores: &[i8],
+    idx: &TierIndex,
+    tier: u8,
+    be: usize,
+    opts: &WriteOptions,
+) -> Result<Model, Error> {
+    if !(huffman::MIN_LIMIT..=huffman::MAX_LIMIT).contains(&opts.code_limit) {
+        return Err(Error::InvalidState(format!(
+            "code length limit {} outside {}..={}",
+            opts.code_limit,
+            huffman::MIN_LIMIT,
+            huffman::MAX_LIMIT
+        )));
+    }
+    if opts.sub_block_shift > huffman::MAX_SUB_BLOCK_SHIFT {
+        return Err(Error::InvalidState(format!(
+            "sub-block shift {} above {}",
+            opts.sub_block_shift,
+            huffman::MAX_SUB_BLOCK_SHIFT
+        )));
+    }
+    let s = huffman::symbol_count(tier);
+    let counts = scores
+        .par_chunks(be)
+        .enumerate()
+        .try_fold(
+            || (vec![0u64; s * s], Vec::new()),
+            |(mut counts, mut scratch), (b, chunk)| {
+                let src = block_source(chunk, idx, (b * be) as u64, &mut scratch);
+                Model::count_block(tier, src, opts.sub_block_shift, &mut counts)?;
+                Ok::<_, String>((counts, scratch))
+            },
+        )
+        .map(|r| r.map(|(c, _)| c))
+        .try_reduce(
+            || vec![0u64; s * s],
+            |mut a, b| {
+                a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
+                Ok(a)
+            },
+        )
+        .map_err(|e| Error::InvalidState(format!("tier {tier}: {e}")))?;
+    Ok(Model::from_counts(tier, &counts, opts.code_limit))
+}
+
 /// As [`write_table`], with explicit settings.
 ///
 /// Writes `tier-NN.owt.tmp`, fsyncs it, renames it to `tier-NN.owt` and fsyncs the
@@ -107,7 +167,8 @@ fn block_source<'a>(
 /// one batch of compressed blocks.
 ///
 /// # Errors
-/// As [`write_table`].
+/// As [`write_table`]; also [`Error::InvalidState`] for a ctx-huffman table with a score
+/// outside `−tier ..= tier` or settings out of range.
 pub fn write_table_with(
     dir: &Path,
     rules: &Rules,
@@ -117,7 +178,7 @@ pub fn write_table_with(
     opts: &WriteOptions,
 ) -> Result<WrittenTable, Error> {
     let block_entries = opts.block_entries.clamp(1, format::MAX_BLOCK_ENTRIES);
-    let header = Header::new(rules, tier, kind, block_entries, opts.level);
+    let mut header = Header::new(rules, tier, kind, block_entries, opts.level);
     if scores.len() as u64 != header.entries {
         return Err(Error::InvalidState(format!(
             "tier {tier} ({}) has {} entries, {} scores given",
@@ -127,6 +188,20 @@ pub fn write_table_with(
         )));
     }
     let idx = TierIndex::new(tier, kind);
+    let be = block_entries as usize;
+    let block_count = header.block_count() as usize;
+    let model = match opts.compression {
+        Compression::Zstd => None,
+        Compression::Huffman => {
+            let model = build_model(scores, &idx, tier, be, opts)?;
+            header.compression = Compression::Huffman;
+            header.level = 0;
+            header.code_limit = opts.code_limit;
+            header.sub_block_shift = opts.sub_block_shift;
+            header.model = model.lengths().to_vec();
+            Some(model)
+        }
+    };
     let name = format::tier_file_name(tier);
     let path = dir.join(&name);
     let tmp = dir.join(format!("{name}.tmp"));
@@ -138,8 +213,6 @@ pub fn write_table_with(
         written: 0,
     };
     out.put(&header.encode()).map_err(io)?;
-    let be = block_entries as usize;
-    let block_count = header.block_count() as usize;
     let batch_blocks = opts.batch_blocks.max(1);
     let mut index = Vec::with_capacity(block_count * format::INDEX_ENTRY);
     let level = opts.level;
@@ -148,14 +221,23 @@ pub fn write_table_with(
         let compressed: Vec<std::io::Result<Vec<u8>>> = (first..last)
             .into_par_iter()
             .map_init(
-                || (zstd::bulk::Compressor::new(level), Vec::new()),
+                || (None, Vec::new()),
                 |(comp, scratch), b| {
-                    let comp = comp
-                        .as_mut()
-                        .map_err(|e| std::io::Error::other(e.to_string()))?;
                     let chunk = &scores[b * be..((b + 1) * be).min(scores.len())];
                     let src = block_source(chunk, &idx, (b * be) as u64, scratch);
-                    comp.compress(src)
+                    if let Some(m) = &model {
+                        let mut out = Vec::new();
+                        m.encode_block(src, opts.sub_block_shift, &mut out)
+                            .map_err(std::io::Error::other)?;
+                        return Ok(out);
+                    }
+                    if comp.is_none() {
+                        *comp = Some(zstd::bulk::Compressor::new(level)?);
+                    }
+                    match comp.as_mut() {
+                        Some(c) => c.compress(src),
+                        None => Err(std::io::Error::other("no zstd context")),
+                    }
                 },
             )
             .collect();

@@ -27,6 +27,7 @@ fn options(dir: &Path, rules: &str, max: u8) -> GenerateOptions {
         rules: rules.parse::<Rules>().unwrap(),
         max_seeds: max,
         memory_limit: None,
+        compression: Default::default(),
     }
 }
 

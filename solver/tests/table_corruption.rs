@@ -2,6 +2,7 @@
 //! the table cut at every length; each open, probe and checksum returns an error or the
 //! correct value, and the whole-file checksum always catches the damage.
 
+use oware_db::format::Compression;
 use oware_db::{IndexKind, Rules, Table};
 use oware_solver::table_writer::{write_table_with, WriteOptions};
 
@@ -23,7 +24,16 @@ fn check(path: &std::path::Path, scores: &[i8], what: &str) -> bool {
 }
 
 #[test]
-fn every_flipped_byte_and_every_truncation_is_caught() {
+fn every_flipped_byte_and_every_truncation_is_caught_zstd() {
+    flip_and_cut(Compression::Zstd);
+}
+
+#[test]
+fn every_flipped_byte_and_every_truncation_is_caught_huffman() {
+    flip_and_cut(Compression::Huffman);
+}
+
+fn flip_and_cut(compression: Compression) {
     let dir = tempfile::tempdir().unwrap();
     let n = 3;
     let scores = synthetic::synth_tier(n, IndexKind::Reachable);
@@ -31,6 +41,9 @@ fn every_flipped_byte_and_every_truncation_is_caught() {
         block_entries: 32,
         level: 3,
         batch_blocks: 4,
+        compression,
+        sub_block_shift: 3,
+        ..WriteOptions::default()
     };
     let w = write_table_with(
         dir.path(),
@@ -42,6 +55,7 @@ fn every_flipped_byte_and_every_truncation_is_caught() {
     )
     .unwrap();
     let good = std::fs::read(&w.path).unwrap();
+    assert_eq!(Table::open(&w.path).unwrap().compression(), compression);
     assert!(good.len() > 300, "{}", good.len());
     let bad = dir.path().join("bad.owt");
     let mut blocks_caught = 0;

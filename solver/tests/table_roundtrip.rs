@@ -24,6 +24,7 @@ fn round_trip_several_tiers_and_block_sizes() {
             block_entries,
             level: 3,
             batch_blocks: 5,
+            ..WriteOptions::default()
         };
         let w = write_table_with(dir.path(), &Rules::AWARI, n, kind, &scores, &opts).unwrap();
         assert_eq!(w.file, tier_file_name(n));

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Context;
+use oware_db::format::Compression;
 use oware_db::{IndexKind, Rules, TierIndex};
 use oware_solver::{generate, GenerateOptions, TierReport};
 
@@ -25,6 +26,10 @@ pub struct Args {
     /// Worker threads (default: one per core).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Block compression of the tables written: `huffman` (order-1 canonical Huffman, fast
+    /// probes) or `zstd`.
+    #[arg(long, default_value = "huffman")]
+    pub compression: Compression,
     /// Print nothing but errors.
     #[arg(long, short)]
     pub quiet: bool,
@@ -40,6 +45,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         rules: args.rules,
         max_seeds: args.max_seeds,
         memory_limit: None,
+        compression: args.compression,
     };
     let start = Instant::now();
     #[cfg(feature = "mpi")]

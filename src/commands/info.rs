@@ -80,6 +80,7 @@ fn tier_info(args: &Args, manifest: Option<&Manifest>, n: u8) -> TierInfo {
     row["file_size"] = json!(t.file_size());
     row["bits_per_position"] = json!(t.bits_per_entry());
     row["block_entries"] = json!(t.block_entries());
+    row["compression"] = json!(t.compression().name());
     row["compression_level"] = json!(t.header().level);
     row["checksum"] = json!(t.checksum_hex());
     row["checksum_state"] = json!(state);
@@ -167,8 +168,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             total_size
         );
         println!(
-            "{:>4}  {:>14}  {:>14}  {:>8}  {:>6}  {:>5}  checksum",
-            "tier", "entries", "bytes", "bits/pos", "block", "level"
+            "{:>4}  {:>14}  {:>14}  {:>8}  {:>6}  {:>7}  {:>5}  checksum",
+            "tier", "entries", "bytes", "bits/pos", "block", "codec", "level"
         );
         for i in &infos {
             let r = &i.row;
@@ -177,12 +178,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 continue;
             }
             println!(
-                "{:>4}  {:>14}  {:>14}  {:>8.3}  {:>6}  {:>5}  {}",
+                "{:>4}  {:>14}  {:>14}  {:>8.3}  {:>6}  {:>7}  {:>5}  {}",
                 i.tier,
                 r["entries"].as_u64().unwrap_or(0),
                 r["file_size"].as_u64().unwrap_or(0),
                 r["bits_per_position"].as_f64().unwrap_or(0.0),
                 r["block_entries"].as_u64().unwrap_or(0),
+                r["compression"].as_str().unwrap_or(""),
                 r["compression_level"].as_i64().unwrap_or(0),
                 r["checksum_state"].as_str().unwrap_or("")
             );

@@ -6,4 +6,5 @@ pub mod generate;
 pub mod info;
 pub mod probe;
 pub mod progress;
+pub mod recompress;
 pub mod verify;

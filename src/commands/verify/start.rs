@@ -149,6 +149,7 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             rules,
             max_seeds: n,
             memory_limit: None,
+            compression: Default::default(),
         };
         generate(&opts, &bars).with_context(|| format!("generating into {}", dir.display()))?;
         bars.finish();

@@ -1,0 +1,125 @@
+//! `oware recompress`: rewrite tables with another block compression or block size (e.g. zstd
+//! tables as ctx-huffman), into another directory, with a manifest.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use oware_db::format::{self, Compression};
+use oware_db::{Manifest, Table, TierEntry};
+use oware_solver::table_writer::{write_table_with, WriteOptions};
+
+/// Arguments of `oware recompress`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Directory of the tables to read.
+    #[arg(long, default_value = "tables")]
+    pub dir: PathBuf,
+    /// Directory to write (created if missing; must differ from --dir).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Tiers to rewrite, e.g. `20,24` (default: every tier of the source manifest).
+    #[arg(long, value_delimiter = ',')]
+    pub tiers: Vec<u8>,
+    /// Block compression of the new tables: `huffman` or `zstd`.
+    #[arg(long, default_value = "huffman")]
+    pub compression: Compression,
+    /// Entries per block.
+    #[arg(long, default_value_t = format::DEFAULT_BLOCK_ENTRIES)]
+    pub block_entries: u32,
+    /// zstd level (zstd only).
+    #[arg(long, default_value_t = format::DEFAULT_LEVEL)]
+    pub level: i32,
+    /// ctx-huffman: longest code in bits (7..=15).
+    #[arg(long, default_value_t = format::DEFAULT_CODE_LIMIT, hide = true)]
+    pub code_limit: u8,
+    /// ctx-huffman: log2 of the entries per sub-block (0..=12).
+    #[arg(long, default_value_t = format::DEFAULT_SUB_BLOCK_SHIFT, hide = true)]
+    pub sub_block_shift: u8,
+}
+
+/// Runs `oware recompress`.
+///
+/// # Errors
+/// A table cannot be read or written, the directories are the same, or the destination's
+/// manifest records other rules.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("creating {}", args.out.display()))?;
+    if args.dir.canonicalize()? == args.out.canonicalize()? {
+        bail!("--out must be another directory than --dir");
+    }
+    let source = Manifest::load(&args.dir)?;
+    let tiers: Vec<u8> = if args.tiers.is_empty() {
+        source
+            .as_ref()
+            .map(|m| m.tiers.keys().copied().collect())
+            .unwrap_or_default()
+    } else {
+        args.tiers.clone()
+    };
+    if tiers.is_empty() {
+        bail!(
+            "no tiers to rewrite (no manifest in {}; give --tiers)",
+            args.dir.display()
+        );
+    }
+    let opts = WriteOptions {
+        block_entries: args.block_entries,
+        level: args.level,
+        compression: args.compression,
+        code_limit: args.code_limit,
+        sub_block_shift: args.sub_block_shift,
+        ..WriteOptions::default()
+    };
+    let mut manifest = Manifest::load(&args.out)?;
+    for n in tiers {
+        let path = args.dir.join(format::tier_file_name(n));
+        let t0 = Instant::now();
+        let table = Table::open(&path)?;
+        let rules = table.rules();
+        let m = manifest.get_or_insert_with(|| {
+            let mut m = Manifest::new(&rules);
+            m.index = table.kind().name().to_string();
+            m
+        });
+        if m.rules()? != rules || m.index != table.kind().name() {
+            bail!(
+                "{}: the manifest of {} records other rules or index",
+                path.display(),
+                args.out.display()
+            );
+        }
+        let scores = table.read_all()?;
+        let read = t0.elapsed().as_secs_f64();
+        let t1 = Instant::now();
+        let w = write_table_with(&args.out, &rules, n, table.kind(), &scores, &opts)?;
+        let stats = source
+            .as_ref()
+            .and_then(|s| s.tiers.get(&n))
+            .and_then(|e| e.stats.clone());
+        m.tiers.insert(
+            n,
+            TierEntry {
+                file: w.file.clone(),
+                entries: table.len(),
+                file_size: w.file_size,
+                checksum: w.checksum.clone(),
+                stats,
+            },
+        );
+        m.save(&args.out)?;
+        println!(
+            "tier {n}: {} entries; {} {:.3} -> {} {:.3} bits/position; read {read:.2} s, \
+             written {:.2} s",
+            table.len(),
+            table.compression(),
+            table.bits_per_entry(),
+            args.compression,
+            w.file_size as f64 * 8.0 / table.len().max(1) as f64,
+            t1.elapsed().as_secs_f64()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
