@@ -102,17 +102,23 @@ struct Ctx<'a> {
     /// One flag per chunk of `CHUNK` positions: set when a frontier bit of the chunk may
     /// have been set since the chunk was last swept, so sweeps skip the clean chunks.
     dirty: &'a [AtomicBool],
+    /// One mask per chunk of `CHUNK` positions: bit `k` is set when the chunk may hold an
+    /// undecided position with exit `k` or a decided one of score `±k` that has not yet
+    /// acted, so the scan that starts level `k` skips the chunks without it.
+    levels: &'a [AtomicU64],
 }
 
 impl Ctx<'_> {
     /// Computes the initial state words of the positions `start..start + out.len()`:
     /// exit value and open count. Captures are looked up in the lower tiers in batches whose
     /// reads are prefetched first.
-    fn init_words(&self, start: u64, out: &[AtomicU16]) {
+    /// Returns the chunk's level mask (see `Ctx::levels`).
+    fn init_words(&self, start: u64, out: &[AtomicU16]) -> u64 {
         const SUB: usize = 32;
         let mut cursor = self.index.cursor(start, start + out.len() as u64);
         let mut captures: Vec<(usize, u8, u64, i8)> = Vec::with_capacity(SUB * 6);
         let mut words = [0u16; SUB];
+        let mut mask = 0u64;
         for sub in out.chunks(SUB) {
             captures.clear();
             for (slot, word) in words.iter_mut().enumerate().take(sub.len()) {
@@ -131,8 +137,10 @@ impl Ctx<'_> {
             }
             for (w, &v) in sub.iter().zip(&words) {
                 w.store(v, Ordering::Relaxed);
+                mask |= level_bit(v);
             }
         }
+        mask
     }
 
     #[inline]
@@ -153,8 +161,11 @@ impl Ctx<'_> {
             if p.is_reachable() {
                 let j = self.index.rank_unchecked(&p);
                 prefetch(&self.state[j as usize]);
-                // The frontier word the parent would be marked in: high if the child is low.
-                prefetch(&if v < 0 { self.high } else { self.low }[j as usize / 64]);
+                if v < 0 {
+                    // A low child makes every undecided parent high: the frontier word
+                    // will be written. (A high child rarely makes its parent low.)
+                    prefetch(&self.high[j as usize / 64]);
+                }
                 out.push((j, v < 0));
             }
         });
@@ -180,6 +191,11 @@ impl Ctx<'_> {
                 if score == -k {
                     (pack(score, DECIDED), true, true)
                 } else if score != 0 {
+                    let levels = &self.levels[j as usize / CHUNK];
+                    let bit = 1u64 << score.unsigned_abs();
+                    if levels.load(Ordering::Relaxed) & bit == 0 {
+                        levels.fetch_or(bit, Ordering::Relaxed);
+                    }
                     (pack(score, DECIDED | PENDING), false, false)
                 } else {
                     (pack(0, DECIDED), false, false)
@@ -223,6 +239,9 @@ pub fn solve_tier(
     let dirty: Vec<AtomicBool> = (0..size.div_ceil(CHUNK))
         .map(|_| AtomicBool::new(false))
         .collect();
+    let levels: Vec<AtomicU64> = (0..size.div_ceil(CHUNK))
+        .map(|_| AtomicU64::new(0))
+        .collect();
     let ctx = Ctx {
         rules,
         n,
@@ -232,6 +251,7 @@ pub fn solve_tier(
         high: &high,
         low: &low,
         dirty: &dirty,
+        levels: &levels,
     };
     let mut stats = SolveStats {
         positions: size as u64,
@@ -242,7 +262,8 @@ pub fn solve_tier(
     let t = Instant::now();
     progress.start(Phase::Init, size as u64);
     words.par_chunks(CHUNK).enumerate().for_each(|(c, chunk)| {
-        ctx.init_words((c * CHUNK) as u64, chunk);
+        let mask = ctx.init_words((c * CHUNK) as u64, chunk);
+        ctx.levels[c].store(mask, Ordering::Relaxed);
         progress.advance(chunk.len() as u64);
     });
 
@@ -285,6 +306,10 @@ fn level_start(ctx: &Ctx<'_>, k: i8) {
         .par_chunks(CHUNK)
         .enumerate()
         .for_each(|(c, chunk)| {
+            // Bit `k` is set again only for scores below `k` from now on.
+            if ctx.levels[c].fetch_and(!(1u64 << k), Ordering::Relaxed) & 1u64 << k == 0 {
+                return;
+            }
             let base = c * CHUNK;
             for (i, w) in chunk.iter().enumerate() {
                 let s = w.load(Ordering::Relaxed);
@@ -307,6 +332,23 @@ fn level_start(ctx: &Ctx<'_>, k: i8) {
                 }
             }
         });
+}
+
+/// The level-mask bit of a state word: `1 << k` for an undecided word with exit `k > 0` or a
+/// pending word of score `±k`, `k > 0`; 0 otherwise.
+#[inline]
+fn level_bit(s: u16) -> u64 {
+    let v = val(s);
+    let acts = if s & DECIDED == 0 {
+        v > 0
+    } else {
+        s & PENDING != 0 && v != 0
+    };
+    if acts {
+        1u64 << v.unsigned_abs()
+    } else {
+        0
+    }
 }
 
 /// Parent updates buffered before they are applied, so that their prefetches overlap.
@@ -359,15 +401,38 @@ fn sweep(ctx: &Ctx<'_>, k: i8) -> u64 {
         .sum()
 }
 
-/// Turns the state words into scores stored in their low half (`len` bytes).
+/// Turns the state words into scores stored in their low half (`len` bytes), in parallel.
+///
+/// Word `i` (bytes `2i`, `2i+1`) becomes byte `i`. The words are taken in doubling ranges
+/// `a..2a`: their scores go to bytes `a..2a`, which held words `a/2..a`, already done, and
+/// are read from bytes `2a..4a`, which no other word of the range writes.
 fn compact(words: AtomicBuf<AtomicU16>, len: usize) -> TierScores {
     let mut words = words;
     let bytes = words.as_mut_bytes();
-    for i in 0..len {
-        // Word `i` (bytes `2i`, `2i+1`) is read before any write reaches it: writes so far
-        // touched bytes `< i <= 2i`, and byte `i` lies in word `i / 2 <= i`, already read.
-        let s = u16::from_ne_bytes([bytes[2 * i], bytes[2 * i + 1]]);
-        bytes[i] = if s & DECIDED != 0 { s as u8 } else { 0 };
+    let score = |w: &[u8]| {
+        let s = u16::from_ne_bytes([w[0], w[1]]);
+        if s & DECIDED != 0 {
+            s as u8
+        } else {
+            0
+        }
+    };
+    if len > 0 {
+        bytes[0] = score(&bytes[..2]);
+    }
+    let mut a = 1;
+    while a < len {
+        let b = (2 * a).min(len);
+        let (lo, hi) = bytes.split_at_mut(2 * a);
+        lo[a..b]
+            .par_chunks_mut(CHUNK)
+            .zip(hi[..2 * (b - a)].par_chunks(2 * CHUNK))
+            .for_each(|(out, src)| {
+                for (o, w) in out.iter_mut().zip(src.chunks_exact(2)) {
+                    *o = score(w);
+                }
+            });
+        a = b;
     }
     TierScores { words, len }
 }
