@@ -400,6 +400,11 @@ impl TierIndex {
             end: 0,
             mover: 0,
             sb: 0,
+            last: u64::MAX,
+            packed: 0,
+            b2: 0,
+            limit: 0,
+            last_sum: 0,
         }
     }
 
@@ -477,6 +482,13 @@ pub struct Unranker {
     end: u64,
     mover: u128,
     sb: usize,
+    /// The last index unranked, its position (packed), and where its last triple stands
+    /// (as in [`Cursor`]): rank `b2` of `limit` compositions of `last_sum` seeds.
+    last: u64,
+    packed: u128,
+    b2: u64,
+    limit: u64,
+    last_sum: usize,
 }
 
 impl Unranker {
@@ -486,6 +498,14 @@ impl Unranker {
     /// If `i` is not below the tier's size.
     #[inline]
     pub fn unrank(&mut self, i: u64) -> Position {
+        if i > self.last && i - self.last < self.limit - self.b2 {
+            // Only the last triple moves on, within the compositions of its sum.
+            self.b2 += i - self.last;
+            self.packed = (self.packed & !(0xFF_FFFFu128 << 72))
+                | unrank3(tables(), self.last_sum, self.b2) << 72;
+            self.last = i;
+            return Position::from_packed(self.packed);
+        }
         if i < self.start || i >= self.end {
             let (mover, sb, start, _) = self.index.unrank_mover(i);
             self.mover = mover;
@@ -493,8 +513,13 @@ impl Unranker {
             self.start = start;
             self.end = start + self.index.sides(sb);
         }
-        let (opp, ..) = self.index.unrank_opponent(self.sb, i - self.start);
-        Position::from_packed(self.mover | opp)
+        let (opp, b2, limit, last_sum) = self.index.unrank_opponent(self.sb, i - self.start);
+        self.packed = self.mover | opp;
+        self.last = i;
+        self.b2 = b2;
+        self.limit = limit;
+        self.last_sum = last_sum;
+        Position::from_packed(self.packed)
     }
 }
 
@@ -553,6 +578,11 @@ mod tests {
                 // Out of order too.
                 let mut unranker = idx.unranker();
                 for i in (0..idx.size()).rev().step_by(7) {
+                    assert_eq!(unranker.unrank(i), idx.unrank(i));
+                }
+                // Forward with gaps, as a sweep over a sparse frontier does.
+                let mut unranker = idx.unranker();
+                for i in (0..idx.size()).step_by(3) {
                     assert_eq!(unranker.unrank(i), idx.unrank(i));
                 }
                 let mid = idx.size() / 3;

@@ -290,11 +290,15 @@ impl Position {
                 continue;
             }
             let mut p = after;
+            let mut left = after_h;
+            let mut h = i;
             for s in 1..=n {
-                let h = (i + 1 + (s as usize - 1) % 11) % HOUSES;
-                if byte(p, h) == 0 {
+                // The house of the `s`-th seed sown from `i` (sowing skips `i`).
+                h = NEXT_SOWN[i][h] as usize;
+                if left[h] == 0 {
                     break;
                 }
+                left[h] -= 1;
                 p -= 1u128 << (8 * h);
                 // Quick rejection: the last seed lands on an opponent house whose count
                 // captures, so the move captures, unless it is a grand slam that captures
@@ -339,6 +343,26 @@ impl Position {
         }
     }
 }
+
+/// `NEXT_SOWN[i][h]`: the house that receives the seed after house `h` when house `i`
+/// (of the mover, 0..6) is sown: `h + 1` around the board, skipping `i`.
+const NEXT_SOWN: [[u8; HOUSES]; 6] = {
+    let mut t = [[0u8; HOUSES]; 6];
+    let mut i = 0;
+    while i < 6 {
+        let mut h = 0;
+        while h < HOUSES {
+            let mut next = (h + 1) % HOUSES;
+            if next == i {
+                next = (next + 1) % HOUSES;
+            }
+            t[i][h] = next as u8;
+            h += 1;
+        }
+        i += 1;
+    }
+    t
+};
 
 /// Whether the legal move of `parent` from `house` is non-capturing and yields `child`.
 fn forward_yields(parent: &Position, house: usize, child: &Position, rules: &Rules) -> bool {

@@ -99,8 +99,8 @@ struct Ctx<'a> {
     /// level and not yet propagated: the sign is known without reading the state word.
     high: &'a [AtomicU64],
     low: &'a [AtomicU64],
-    /// One flag per chunk of `CHUNK` positions: set when a frontier bit of the chunk may
-    /// have been set since the chunk was last swept, so sweeps skip the clean chunks.
+    /// One flag per `DIRTY` positions: set when a frontier bit among them may have been
+    /// set since they were last swept, so sweeps skip the clean ones.
     dirty: &'a [AtomicBool],
     /// One mask per chunk of `CHUNK` positions: bit `k` is set when the chunk may hold an
     /// undecided position with exit `k` or a decided one of score `±k` that has not yet
@@ -147,7 +147,7 @@ impl Ctx<'_> {
     fn mark(&self, j: u64, low: bool) {
         let bits = if low { self.low } else { self.high };
         bits[(j / 64) as usize].fetch_or(1 << (j % 64), Ordering::Release);
-        let dirty = &self.dirty[j as usize / CHUNK];
+        let dirty = &self.dirty[j as usize / DIRTY];
         if !dirty.load(Ordering::Relaxed) {
             dirty.store(true, Ordering::Release);
         }
@@ -172,7 +172,7 @@ impl Ctx<'_> {
     }
 
     /// Applies the decision of a child at level `k` (low or high) to parent `j`.
-    #[inline]
+    #[inline(always)]
     fn act(&self, j: u64, child_low: bool, k: i8) {
         let cell = &self.state[j as usize];
         let mut s = cell.load(Ordering::Relaxed);
@@ -236,7 +236,7 @@ pub fn solve_tier(
         AtomicBuf::<AtomicU64>::zeroed(size.div_ceil(64)).unwrap_or_else(|e| alloc("frontier", e));
     let low =
         AtomicBuf::<AtomicU64>::zeroed(size.div_ceil(64)).unwrap_or_else(|e| alloc("frontier", e));
-    let dirty: Vec<AtomicBool> = (0..size.div_ceil(CHUNK))
+    let dirty: Vec<AtomicBool> = (0..size.div_ceil(DIRTY))
         .map(|_| AtomicBool::new(false))
         .collect();
     let levels: Vec<AtomicU64> = (0..size.div_ceil(CHUNK))
@@ -351,6 +351,9 @@ fn level_bit(s: u16) -> u64 {
     }
 }
 
+/// Positions per dirty flag of the frontier (a multiple of 64 dividing `CHUNK`).
+const DIRTY: usize = 1024;
+
 /// Parent updates buffered before they are applied, so that their prefetches overlap.
 const BATCH: usize = 256;
 
@@ -364,31 +367,35 @@ fn sweep(ctx: &Ctx<'_>, k: i8) -> u64 {
         .enumerate()
         .map(|(c, (high, low))| {
             let mut taken = 0u64;
-            // Marks made after this swap set the flag again, so they are swept next time.
-            if !ctx.dirty[c].swap(false, Ordering::Acquire) {
-                return 0;
-            }
+            let dirty = &ctx.dirty[c * (CHUNK / DIRTY)..];
             let mut unranker = ctx.index.unranker();
             let mut buf: Vec<(u64, bool)> = Vec::with_capacity(BATCH + 64);
-            for (w, words) in high.iter().zip(low).enumerate() {
-                for (word, v) in [(words.0, k), (words.1, -k)] {
-                    if word.load(Ordering::Relaxed) == 0 {
-                        continue;
-                    }
-                    let mut bits = word.swap(0, Ordering::Acquire);
-                    while bits != 0 {
-                        let b = bits.trailing_zeros() as u64;
-                        bits &= bits - 1;
-                        let j = ((c * WORDS + w) as u64) * 64 + b;
-                        debug_assert_eq!(val(ctx.state[j as usize].load(Ordering::Relaxed)), v);
-                        let p = unranker.unrank(j);
-                        ctx.parents(&p, v, &mut buf);
-                        taken += 1;
-                        if buf.len() >= BATCH {
-                            for &(j, low) in &buf {
-                                ctx.act(j, low, k);
+            const GRANULE: usize = DIRTY / 64;
+            for (g, (high, low)) in high.chunks(GRANULE).zip(low.chunks(GRANULE)).enumerate() {
+                // Marks made after this swap set the flag again, so they are swept next time.
+                if !dirty[g].swap(false, Ordering::Acquire) {
+                    continue;
+                }
+                for (w, words) in high.iter().zip(low).enumerate() {
+                    let base = ((c * WORDS + g * GRANULE + w) as u64) * 64;
+                    for (word, v) in [(words.0, k), (words.1, -k)] {
+                        if word.load(Ordering::Relaxed) == 0 {
+                            continue;
+                        }
+                        let mut bits = word.swap(0, Ordering::Acquire);
+                        while bits != 0 {
+                            let j = base + u64::from(bits.trailing_zeros());
+                            bits &= bits - 1;
+                            debug_assert_eq!(val(ctx.state[j as usize].load(Ordering::Relaxed)), v);
+                            let p = unranker.unrank(j);
+                            ctx.parents(&p, v, &mut buf);
+                            taken += 1;
+                            if buf.len() >= BATCH {
+                                for &(j, low) in &buf {
+                                    ctx.act(j, low, k);
+                                }
+                                buf.clear();
                             }
-                            buf.clear();
                         }
                     }
                 }
