@@ -86,7 +86,8 @@ impl TierScores {
 /// Bytes of memory [`solve_tier`] needs for a tier of `positions` positions (state,
 /// frontier and scores; lower tiers not included).
 pub fn tier_memory(positions: u64) -> u64 {
-    positions * 2 + positions / 4 + 4096
+    // state, two frontier bits, dirty flags, level masks
+    positions * 2 + positions / 4 + positions / DIRTY as u64 + positions / (CHUNK as u64 / 8) + 4096
 }
 
 struct Ctx<'a> {
@@ -143,20 +144,26 @@ impl Ctx<'_> {
         mask
     }
 
+    /// Puts `j` in the frontier (`low` or `high`) and flags its range dirty.
+    ///
+    /// Sequentially consistent, with the sweep's swap of the flag and read of the word: if
+    /// the flag is seen already set here, the sweep that clears it reads the word after this
+    /// bit was set; otherwise the flag is set again. Either way no bit is left behind (on
+    /// x86 these are the same instructions as with weaker orderings).
     #[inline]
     fn mark(&self, j: u64, low: bool) {
         let bits = if low { self.low } else { self.high };
-        bits[(j / 64) as usize].fetch_or(1 << (j % 64), Ordering::Release);
+        bits[(j / 64) as usize].fetch_or(1 << (j % 64), Ordering::SeqCst);
         let dirty = &self.dirty[j as usize / DIRTY];
-        if !dirty.load(Ordering::Relaxed) {
-            dirty.store(true, Ordering::Release);
+        if !dirty.load(Ordering::SeqCst) {
+            dirty.store(true, Ordering::SeqCst);
         }
     }
 
-    /// Collects the parents of the decided position `c` (score `v`) into `out` as
-    /// `(index, child is low)`, prefetching their state words.
+    /// Collects the parents of the decided position `c` (score `v`) into `out` as their
+    /// index, with bit `CHILD_LOW` set if the child is low, prefetching their state words.
     #[inline]
-    fn parents(&self, c: &Position, v: i8, out: &mut Vec<(u64, bool)>) {
+    fn parents(&self, c: &Position, v: i8, out: &mut Vec<u64>) {
         c.unmoves(self.rules, |p, _house| {
             if p.is_reachable() {
                 let j = self.index.rank_unchecked(&p);
@@ -166,9 +173,15 @@ impl Ctx<'_> {
                     // will be written. (A high child rarely makes its parent low.)
                     prefetch(&self.high[j as usize / 64]);
                 }
-                out.push((j, v < 0));
+                out.push(j | u64::from(v < 0) << CHILD_LOW);
             }
         });
+    }
+
+    /// Applies a buffered parent update (see `Ctx::parents`) at level `k`.
+    #[inline(always)]
+    fn act_on(&self, update: u64, k: i8) {
+        self.act(update & !(1 << CHILD_LOW), update >> CHILD_LOW != 0, k);
     }
 
     /// Applies the decision of a child at level `k` (low or high) to parent `j`.
@@ -351,6 +364,9 @@ fn level_bit(s: u16) -> u64 {
     }
 }
 
+/// The bit of a buffered parent update that says the child is low (indices are below 2^40).
+const CHILD_LOW: u32 = 63;
+
 /// Positions per dirty flag of the frontier (a multiple of 64 dividing `CHUNK`).
 const DIRTY: usize = 1024;
 
@@ -369,20 +385,20 @@ fn sweep(ctx: &Ctx<'_>, k: i8) -> u64 {
             let mut taken = 0u64;
             let dirty = &ctx.dirty[c * (CHUNK / DIRTY)..];
             let mut unranker = ctx.index.unranker();
-            let mut buf: Vec<(u64, bool)> = Vec::with_capacity(BATCH + 64);
+            let mut buf: Vec<u64> = Vec::with_capacity(BATCH + 64);
             const GRANULE: usize = DIRTY / 64;
             for (g, (high, low)) in high.chunks(GRANULE).zip(low.chunks(GRANULE)).enumerate() {
                 // Marks made after this swap set the flag again, so they are swept next time.
-                if !dirty[g].swap(false, Ordering::Acquire) {
+                if !dirty[g].swap(false, Ordering::SeqCst) {
                     continue;
                 }
                 for (w, words) in high.iter().zip(low).enumerate() {
                     let base = ((c * WORDS + g * GRANULE + w) as u64) * 64;
                     for (word, v) in [(words.0, k), (words.1, -k)] {
-                        if word.load(Ordering::Relaxed) == 0 {
+                        if word.load(Ordering::SeqCst) == 0 {
                             continue;
                         }
-                        let mut bits = word.swap(0, Ordering::Acquire);
+                        let mut bits = word.swap(0, Ordering::SeqCst);
                         while bits != 0 {
                             let j = base + u64::from(bits.trailing_zeros());
                             bits &= bits - 1;
@@ -391,8 +407,8 @@ fn sweep(ctx: &Ctx<'_>, k: i8) -> u64 {
                             ctx.parents(&p, v, &mut buf);
                             taken += 1;
                             if buf.len() >= BATCH {
-                                for &(j, low) in &buf {
-                                    ctx.act(j, low, k);
+                                for &update in &buf {
+                                    ctx.act_on(update, k);
                                 }
                                 buf.clear();
                             }
@@ -400,8 +416,8 @@ fn sweep(ctx: &Ctx<'_>, k: i8) -> u64 {
                     }
                 }
             }
-            for &(j, low) in &buf {
-                ctx.act(j, low, k);
+            for &update in &buf {
+                ctx.act_on(update, k);
             }
             taken
         })
