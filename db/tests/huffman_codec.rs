@@ -6,19 +6,12 @@
 use oware_db::huffman::{symbol_count, Model, MAX_LIMIT, MIN_LIMIT};
 use proptest::prelude::*;
 
-/// xorshift64*, for the arrays (faster than a proptest vector of a million values).
-struct Rng(u64);
+/// The arrays' generator (faster than a proptest vector of a million values).
+struct Rng(fastrand::Rng);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
     fn below(&mut self, k: u64) -> u64 {
-        self.next() % k
+        self.0.u64(..k)
     }
 }
 
@@ -38,7 +31,7 @@ pub enum Dist {
 
 /// `len` scores of tier `n` (as score bytes) drawn from `dist`.
 pub fn scores(n: u8, len: usize, dist: Dist, seed: u64) -> Vec<u8> {
-    let mut rng = Rng(seed | 1);
+    let mut rng = Rng(fastrand::Rng::with_seed(seed));
     let n64 = u64::from(n);
     let value = |rng: &mut Rng| (rng.below(2 * n64 + 1) as i64 - n as i64) as i8;
     let a = value(&mut rng);

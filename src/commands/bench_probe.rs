@@ -41,9 +41,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.write_positions {
         let index = TierIndex::new(args.tier, table_kind(&args)?);
         let mut out = BufWriter::new(std::fs::File::create(path)?);
-        let mut rng = Rng(0x1234_5678_9abc_def1);
+        let mut rng = fastrand::Rng::with_seed(0x1234_5678_9abc_def1);
         for _ in 0..args.count {
-            writeln!(out, "{}", index.unrank(rng.below(index.size())))?;
+            writeln!(out, "{}", index.unrank(rng.u64(..index.size())))?;
         }
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
@@ -60,26 +60,10 @@ fn table_kind(args: &Args) -> anyhow::Result<oware_db::IndexKind> {
     Ok(tb.table(args.tier)?.kind())
 }
 
-/// xorshift64*: a small deterministic generator for the random probes.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
-    }
-}
-
 fn random_positions(index: &TierIndex, count: usize, seed: u64) -> Vec<Position> {
-    let mut rng = Rng(seed | 1);
+    let mut rng = fastrand::Rng::with_seed(seed);
     (0..count)
-        .map(|_| index.unrank(rng.below(index.size())))
+        .map(|_| index.unrank(rng.u64(..index.size())))
         .collect()
 }
 
