@@ -378,23 +378,58 @@ impl Model {
     /// begins.
     pub fn decode_block(&self, block: &[u8], sub_shift: u8, out: &mut [u8]) -> Result<(), String> {
         let parts = self.split(block, out.len(), sub_shift)?;
-        let n = i16::from(self.n);
         let total = out.len();
         for (k, sub) in out.chunks_mut(1 << sub_shift).enumerate() {
-            let (start, end) = parts.sub_range(k)?;
-            let mut ctx = u16::from(self.n);
-            let pos = self.run(parts.stream, start, sub.len(), &mut ctx, |i, sym| {
-                sub[i] = (sym as i16 - n) as i8 as u8;
-            })?;
-            let last = (k + 1) << sub_shift >= total;
-            let exact = if last {
-                pos <= end && end - pos < 8
-            } else {
-                pos == end
-            };
-            if !exact {
-                return Err(format!("sub-block {k} ends at bit {pos}, expected {end}"));
-            }
+            self.decode_part(&parts, total, sub_shift, k, sub)?;
+        }
+        Ok(())
+    }
+
+    /// Decodes sub-block `k` (entries `k << sub_shift ..`) of an encoded block of `len`
+    /// entries into `out`, whose length is that sub-block's entry count.
+    ///
+    /// # Errors
+    /// As [`Model::decode_block`].
+    pub fn decode_sub_block(
+        &self,
+        block: &[u8],
+        len: usize,
+        sub_shift: u8,
+        k: usize,
+        out: &mut [u8],
+    ) -> Result<(), String> {
+        let first = k << sub_shift;
+        if first >= len || out.len() != (len - first).min(1 << sub_shift) {
+            return Err(format!("sub-block {k} of a block of {len}"));
+        }
+        let parts = self.split(block, len, sub_shift)?;
+        self.decode_part(&parts, len, sub_shift, k, out)
+    }
+
+    /// Decodes sub-block `k` of a block of `total` entries into `sub` and checks that its
+    /// codes end where the sub-block does.
+    fn decode_part(
+        &self,
+        parts: &Parts<'_>,
+        total: usize,
+        sub_shift: u8,
+        k: usize,
+        sub: &mut [u8],
+    ) -> Result<(), String> {
+        let n = i16::from(self.n);
+        let (start, end) = parts.sub_range(k)?;
+        let mut ctx = u16::from(self.n);
+        let pos = self.run(parts.stream, start, sub.len(), &mut ctx, |i, sym| {
+            sub[i] = (sym as i16 - n) as i8 as u8;
+        })?;
+        let last = (k + 1) << sub_shift >= total;
+        let exact = if last {
+            pos <= end && end - pos < 8
+        } else {
+            pos == end
+        };
+        if !exact {
+            return Err(format!("sub-block {k} ends at bit {pos}, expected {end}"));
         }
         Ok(())
     }

@@ -1,7 +1,6 @@
-//! The reader of one tier table: a memory-mapped file, one block decompressed per probe.
-//! zstd tables keep a small cache of decompressed blocks shared by all threads; ctx-huffman
-//! tables decode a probe's entry straight from the map (a few hundred lookups), with the
-//! decode tables built once when the table is opened.
+//! The reader of one tier table: a memory-mapped file, one block (zstd) or one sub-block
+//! (ctx-huffman) decoded per probe, and a small cache of decoded units shared by all
+//! threads. The ctx-huffman decode tables are built once when the table is opened.
 
 use std::cell::RefCell;
 use std::fs::File;
@@ -16,11 +15,13 @@ use crate::huffman::Model;
 use crate::index::IndexKind;
 use crate::rules::Rules;
 
-/// Bytes of decompressed blocks a table keeps in its cache (at least 16 blocks).
+/// Bytes of decoded units (blocks or sub-blocks) a table keeps in its cache (at least 16).
 const CACHE_BYTES: usize = 1 << 20;
 
-/// One slot of the direct-mapped block cache.
+/// One slot of the direct-mapped cache of decoded units.
 struct Slot {
+    /// The unit held: the block number (zstd) or the sub-block key (ctx-huffman:
+    /// block × sub-blocks per block + sub-block); `u64::MAX` for none.
     block: u64,
     data: Vec<u8>,
 }
@@ -33,9 +34,9 @@ thread_local! {
 /// An open tier table.
 ///
 /// [`Table::get`] checks the checksum of the one block that holds the entry, then decodes it:
-/// a zstd block is decompressed whole and kept in a small direct-mapped cache, so probes of
-/// nearby entries do not decompress again; a ctx-huffman block is decoded only up to the
-/// entry, from the start of its sub-block. A `Table` is `Send + Sync`: probe it from many
+/// a zstd block is decompressed whole, a ctx-huffman block only in the sub-block (256
+/// entries by default) that holds the entry; either is kept in a small direct-mapped cache,
+/// so probes of nearby entries do not decode again. A `Table` is `Send + Sync`: probe it from many
 /// threads.
 pub struct Table {
     path: PathBuf,
@@ -129,11 +130,12 @@ impl Table {
                     .map_err(|e| bad(format!("ctx-huffman model: {e}")))?,
             ),
         };
-        let slots = if model.is_some() {
-            0
-        } else {
-            (CACHE_BYTES / header.block_entries as usize).clamp(16, 1024)
+        // Cached units: zstd blocks, or ctx-huffman sub-blocks.
+        let unit = match model {
+            Some(_) => header.block_entries.min(1 << header.sub_block_shift),
+            None => header.block_entries,
         };
+        let slots = (CACHE_BYTES / unit.max(1) as usize).clamp(16, 1024);
         let cache = (0..slots)
             .map(|_| {
                 Mutex::new(Slot {
@@ -255,11 +257,7 @@ impl Table {
         let block = index / be;
         let at = (index % be) as usize;
         if let Some(model) = &self.model {
-            let src = self.checked_block(block)?;
-            let len = self.header.block_len(block);
-            return model
-                .decode_at(src, len, self.header.sub_block_shift, at)
-                .map_err(|e| self.corrupt(block, e));
+            return self.get_huffman(model, block, at);
         }
         let slot = &self.cache[(block % self.cache.len() as u64) as usize];
         let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
@@ -271,6 +269,33 @@ impl Table {
             slot.block = block;
         }
         match slot.data.get(at) {
+            Some(&v) => Ok(v as i8),
+            None => Err(self.corrupt(block, "short block".into())),
+        }
+    }
+
+    /// [`Table::get`] for ctx-huffman: entry `at` of `block`, from the cache of decoded
+    /// sub-blocks, or by decoding (and caching) its whole sub-block.
+    fn get_huffman(&self, model: &Model, block: u64, at: usize) -> Result<i8, Error> {
+        let shift = self.header.sub_block_shift;
+        let len = self.header.block_len(block);
+        let k = at >> shift;
+        let per_block = (self.header.block_entries as u64).div_ceil(1 << shift);
+        let key = block * per_block + k as u64;
+        let slot = &self.cache[(key % self.cache.len() as u64) as usize];
+        let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot.block != key {
+            slot.block = u64::MAX;
+            let src = self.checked_block(block)?;
+            let first = k << shift;
+            slot.data
+                .resize(len.saturating_sub(first).min(1 << shift), 0);
+            model
+                .decode_sub_block(src, len, shift, k, &mut slot.data)
+                .map_err(|e| self.corrupt(block, e))?;
+            slot.block = key;
+        }
+        match slot.data.get(at - (k << shift)) {
             Some(&v) => Ok(v as i8),
             None => Err(self.corrupt(block, "short block".into())),
         }
