@@ -315,17 +315,9 @@ impl TierIndex {
     /// If `i >= self.size()`.
     #[inline]
     pub fn unrank(&self, i: u64) -> Position {
-        self.unrank_parts(i).0
-    }
-
-    /// Unranks `i`, also returning where its last triple stands: the rank of houses 9..12,
-    /// how many ranks that triple has before the triple of houses 6..9 moves on, and the
-    /// seeds of houses 9..12.
-    #[inline]
-    fn unrank_parts(&self, i: u64) -> (Position, u64, u64, usize) {
         let (mover, sb, _, rb) = self.unrank_mover(i);
-        let (opp, b2, limit, last_sum) = self.unrank_opponent(sb, rb);
-        (Position::from_packed(mover | opp), b2, limit, last_sum)
+        let (opp, ..) = self.unrank_opponent(sb, rb);
+        Position::from_packed(mover | opp)
     }
 
     /// The mover's side of index `i` (packed houses 0..6), the opponent's seed count, the
@@ -416,13 +408,9 @@ impl TierIndex {
     pub fn cursor(&self, start: u64, end: u64) -> Cursor {
         assert!(end <= self.size(), "end {end} beyond tier {}", self.n);
         Cursor {
-            index: *self,
+            unranker: self.unranker(),
             next: start,
             end,
-            packed: 0,
-            b2: 0,
-            limit: 0,
-            last_sum: 0,
         }
     }
 
@@ -435,13 +423,9 @@ impl TierIndex {
 /// An iterator over a range of indices of a tier, from [`TierIndex::cursor`].
 #[derive(Clone, Debug)]
 pub struct Cursor {
-    index: TierIndex,
+    unranker: Unranker,
     next: u64,
     end: u64,
-    packed: u128,
-    b2: u64,
-    limit: u64,
-    last_sum: usize,
 }
 
 impl Iterator for Cursor {
@@ -452,18 +436,11 @@ impl Iterator for Cursor {
         if self.next >= self.end {
             return None;
         }
-        if self.b2 + 1 < self.limit {
-            // Only the last triple moves on, within the compositions of its sum.
-            self.b2 += 1;
-            self.packed = (self.packed & !(0xFF_FFFFu128 << 72))
-                | unrank3(tables(), self.last_sum, self.b2) << 72;
-        } else {
-            let pos;
-            (pos, self.b2, self.limit, self.last_sum) = self.index.unrank_parts(self.next);
-            self.packed = pos.packed();
-        }
+        // Consecutive indices: the unranker mostly steps the last triple, and otherwise
+        // keeps the mover's side while it lasts.
+        let p = self.unranker.unrank(self.next);
         self.next += 1;
-        Some(Position::from_packed(self.packed))
+        Some(p)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
