@@ -367,6 +367,10 @@ fn level_bit(s: u16) -> u64 {
 /// The bit of a buffered parent update that says the child is low (indices are below 2^40).
 const CHILD_LOW: u32 = 63;
 
+/// Positions per parallel work item of a sweep (a multiple of `DIRTY`): smaller than
+/// `CHUNK`, since a sweep's work can sit in a few places of the tier.
+const SWEEP_CHUNK: usize = 4096;
+
 /// Positions per dirty flag of the frontier (a multiple of 64 dividing `CHUNK`).
 const DIRTY: usize = 1024;
 
@@ -376,14 +380,14 @@ const BATCH: usize = 256;
 /// One sweep over the frontier: takes every marked position (score `+k` in `high`, `−k` in
 /// `low`) and propagates it. Returns how many were taken.
 fn sweep(ctx: &Ctx<'_>, k: i8) -> u64 {
-    const WORDS: usize = CHUNK / 64;
+    const WORDS: usize = SWEEP_CHUNK / 64;
     ctx.high
         .par_chunks(WORDS)
         .zip(ctx.low.par_chunks(WORDS))
         .enumerate()
         .map(|(c, (high, low))| {
             let mut taken = 0u64;
-            let dirty = &ctx.dirty[c * (CHUNK / DIRTY)..];
+            let dirty = &ctx.dirty[c * (SWEEP_CHUNK / DIRTY)..];
             let mut unranker = ctx.index.unranker();
             let mut buf: Vec<u64> = Vec::with_capacity(BATCH + 64);
             const GRANULE: usize = DIRTY / 64;
