@@ -1,14 +1,9 @@
 //! The command line's surface: the subcommands `oware --help` lists, and clear errors for bad
 //! arguments.
 
-use std::process::Command;
+mod support;
 
-fn oware(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_oware"))
-        .args(args)
-        .output()
-        .expect("run oware")
-}
+use support::run as oware;
 
 #[test]
 fn help_lists_the_subcommands() {

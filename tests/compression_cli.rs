@@ -2,30 +2,16 @@
 //! that probe identically; `oware recompress` converts one into the other byte for byte;
 //! `oware info` names each table's compression.
 
+mod support;
+
 use std::path::Path;
-use std::process::{Command, Output};
+
+use support::{ok, run};
 
 use oware_db::format::Compression;
 use oware_db::{Rules, Table, Tablebase, TierIndex};
 
 const MAX: u8 = 9;
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_oware"))
-        .args(args)
-        .output()
-        .expect("run oware")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = run(args);
-    assert!(
-        out.status.success(),
-        "oware {args:?} failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 fn tier(dir: &Path, n: u8) -> std::path::PathBuf {
     dir.join(format!("tier-{n:02}.owt"))

@@ -2,30 +2,14 @@
 
 #[path = "../solver/tests/common/mod.rs"]
 mod common;
+mod support;
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use oware_db::{Rules, Table};
-
-fn oware() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_oware"))
-}
-
-fn run(args: &[&str]) -> Output {
-    oware().args(args).output().expect("run oware")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = run(args);
-    assert!(
-        out.status.success(),
-        "oware {args:?} failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+use support::{ok, oware, run};
 
 fn tier_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)

@@ -1,11 +1,14 @@
 //! End-to-end tests of `oware probe` and `oware info` on a directory of synthetic tables.
 
+mod support;
+
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 use oware_db::{IndexKind, Manifest, Position, Rules, TierEntry, TierIndex, TierStats};
 use oware_solver::table_writer::write_table;
+use support::text;
 
 const MAX: u8 = 8;
 
@@ -47,7 +50,7 @@ fn build(dir: &Path, rules: &Rules) {
 }
 
 fn oware(args: &[&str], stdin: Option<&str>) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_oware"));
+    let mut c = support::oware();
     c.args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -59,10 +62,6 @@ fn oware(args: &[&str], stdin: Option<&str>) -> Output {
     }
     drop(input);
     child.wait_with_output().unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 fn stored(p: &Position) -> i8 {

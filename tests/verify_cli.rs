@@ -1,25 +1,22 @@
 //! End-to-end tests of `oware verify`: plain checksums, deep re-verification, the start
 //! position, on real generated tables damaged in known ways.
 
+mod support;
+
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use oware_db::{IndexKind, Manifest, Position, Rules, Table, Tablebase, TierIndex};
 use oware_solver::table_writer::write_table;
 
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_oware"))
-        .args(args)
-        .output()
-        .expect("run oware")
-}
+use support::{run, text};
 
 fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    text(&o.stdout)
 }
 
 fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    text(&o.stderr)
 }
 
 fn generate(dir: &str, rules: &str, max: u8) {
@@ -215,7 +212,7 @@ fn deep_verification_refuses_what_does_not_fit_in_memory() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path().to_str().unwrap();
     generate(d, "abapa", 9);
-    let o = Command::new(env!("CARGO_BIN_EXE_oware"))
+    let o = support::oware()
         .args(["verify", "--deep", "--dir", d])
         .env("OWARE_MEMORY_LIMIT", "100000")
         .output()
