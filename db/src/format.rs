@@ -59,6 +59,17 @@ pub fn tier_file_name(n: u8) -> String {
     format!("tier-{n:02}.owt")
 }
 
+/// The tier whose table file is named `name` (the inverse of [`tier_file_name`]), or `None`
+/// for any other name.
+pub fn tier_of_file_name(name: &str) -> Option<u8> {
+    let n = name
+        .strip_prefix("tier-")?
+        .strip_suffix(".owt")?
+        .parse::<u8>()
+        .ok()?;
+    (n <= crate::position::MAX_SEEDS && tier_file_name(n) == name).then_some(n)
+}
+
 /// The checksum of one compressed block, stored in its index entry.
 #[inline]
 pub fn block_checksum(bytes: &[u8]) -> u64 {
@@ -401,6 +412,22 @@ pub fn encode_trailer_head(index_offset: u64, block_count: u64) -> [u8; TRAILER 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tier_file_names_round_trip() {
+        for n in 0..=48 {
+            assert_eq!(tier_of_file_name(&tier_file_name(n)), Some(n));
+        }
+        for bad in [
+            "tier-7.owt",
+            "tier-49.owt",
+            "tier-07.owt.tmp",
+            "tier-x.owt",
+            "t-07.owt",
+        ] {
+            assert_eq!(tier_of_file_name(bad), None, "{bad}");
+        }
+    }
 
     fn huffman_header() -> Header {
         Header {

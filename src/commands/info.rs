@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use oware_db::format::tier_file_name;
+use oware_db::format::{tier_file_name, tier_of_file_name};
 use oware_db::{Manifest, Table, TierStats};
 use serde_json::{json, Value};
 
@@ -117,14 +117,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     {
         let name = e?.file_name();
         let name = name.to_string_lossy();
-        if let Some(n) = name
-            .strip_prefix("tier-")
-            .and_then(|r| r.strip_suffix(".owt"))
-            .and_then(|d| d.parse::<u8>().ok())
-        {
-            if n <= 48 && tier_file_name(n) == name {
-                tiers.insert(n);
-            }
+        if let Some(n) = tier_of_file_name(&name) {
+            tiers.insert(n);
         }
     }
     let infos: Vec<TierInfo> = tiers

@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Context;
-use oware_db::format::tier_file_name;
-use oware_db::{tier_size, IndexKind, Manifest, Rules, Table, MAX_SEEDS};
+use oware_db::format::{tier_file_name, tier_of_file_name};
+use oware_db::{tier_size, IndexKind, Manifest, Rules, Table};
 use rayon::prelude::*;
 use serde_json::json;
 
@@ -45,14 +45,8 @@ pub(super) fn expected_tiers(dir: &Path, manifest: Option<&Manifest>) -> anyhow:
     for e in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
         let name = e?.file_name();
         let name = name.to_string_lossy();
-        if let Some(n) = name
-            .strip_prefix("tier-")
-            .and_then(|r| r.strip_suffix(".owt"))
-            .and_then(|d| d.parse::<u8>().ok())
-        {
-            if n <= MAX_SEEDS && tier_file_name(n) == name {
-                tiers.insert(n);
-            }
+        if let Some(n) = tier_of_file_name(&name) {
+            tiers.insert(n);
         }
     }
     Ok(match tiers.last() {
