@@ -160,38 +160,93 @@ impl Ctx<'_> {
         }
     }
 
-    /// Collects the parents of the decided position `c` (score `v`) into `out` as their
-    /// index, with bit `CHILD_LOW` set if the child is low, prefetching their state words.
+    /// Collects the parents of the decided position `c` (low if `low`, else high) into
+    /// `out`, each as its index, with bit `CHILD_LOW` set if the child is low, and its
+    /// position, prefetching their state words.
     #[inline]
-    fn parents(&self, c: &Position, v: i8, out: &mut Vec<u64>) {
+    fn parents(&self, c: &Position, low: bool, out: &mut Vec<(u64, Position)>) {
         c.unmoves(self.rules, |p, _house| {
             if p.is_reachable() {
                 let j = self.index.rank_unchecked(&p);
                 prefetch(&self.state[j as usize]);
-                if v < 0 {
-                    // A low child makes every undecided parent high: the frontier word
-                    // will be written. (A high child rarely makes its parent low.)
-                    prefetch(&self.high[j as usize / 64]);
-                }
-                out.push(j | u64::from(v < 0) << CHILD_LOW);
+                out.push((j | u64::from(low) << CHILD_LOW, p));
             }
         });
     }
 
-    /// Applies a buffered parent update (see `Ctx::parents`) at level `k`.
-    #[inline(always)]
-    fn act_on(&self, update: u64, k: i8) {
-        self.act(update & !(1 << CHILD_LOW), update >> CHILD_LOW != 0, k);
+    /// Propagates the positions of `stack` at level `k` and, depth first, the positions
+    /// their propagation decides, until the stack is empty. After `budget` positions, the
+    /// rest go to the frontier bits for the next sweep, so that one task does not keep a
+    /// long cascade to itself while other threads are idle. Returns how many it propagated.
+    ///
+    /// `buf` (empty on entry and on return) holds the parent updates of a batch of
+    /// positions, applied after all their state words were prefetched.
+    fn propagate(
+        &self,
+        k: i8,
+        stack: &mut Vec<Decided>,
+        buf: &mut Vec<(u64, Position)>,
+        budget: &mut u64,
+    ) -> u64 {
+        let mut taken = 0u64;
+        while !stack.is_empty() {
+            if *budget == 0 {
+                for &(j, _) in stack.iter() {
+                    self.mark(j & !(1 << CHILD_LOW), j >> CHILD_LOW != 0);
+                }
+                stack.clear();
+                break;
+            }
+            while buf.len() < BATCH && *budget > 0 {
+                let Some((j, p)) = stack.pop() else { break };
+                let low = j >> CHILD_LOW != 0;
+                debug_assert_eq!(
+                    val(self.state[(j & !(1 << CHILD_LOW)) as usize].load(Ordering::Relaxed)),
+                    if low { -k } else { k }
+                );
+                self.parents(&p, low, buf);
+                taken += 1;
+                *budget -= 1;
+            }
+            for &(update, p) in buf.iter() {
+                if let Some(low) = self.act_on(update, k) {
+                    let j = update & !(1 << CHILD_LOW);
+                    self.push(stack, j, low, p);
+                }
+            }
+            buf.clear();
+        }
+        taken
     }
 
-    /// Applies the decision of a child at level `k` (low or high) to parent `j`.
+    /// Puts the position `p` of index `j`, just decided at this level (low or high), on the
+    /// work stack, or in the frontier bits when the stack is full.
     #[inline(always)]
-    fn act(&self, j: u64, child_low: bool, k: i8) {
+    fn push(&self, stack: &mut Vec<Decided>, j: u64, low: bool, p: Position) {
+        if stack.len() < STACK {
+            stack.push((j | u64::from(low) << CHILD_LOW, p));
+        } else {
+            self.mark(j, low);
+        }
+    }
+
+    /// Applies a buffered parent update (see `Ctx::parents`) at level `k`: returns
+    /// `Some(low)` when it decided the parent at this level, to be propagated.
+    #[inline(always)]
+    fn act_on(&self, update: u64, k: i8) -> Option<bool> {
+        self.act(update & !(1 << CHILD_LOW), update >> CHILD_LOW != 0, k)
+    }
+
+    /// Applies the decision of a child at level `k` (low or high) to parent `j`. Returns
+    /// `Some(low)` when this decided the parent `−k` (low) or `+k` (high): the caller
+    /// propagates it (exactly one caller wins each decision).
+    #[inline(always)]
+    fn act(&self, j: u64, child_low: bool, k: i8) -> Option<bool> {
         let cell = &self.state[j as usize];
         let mut s = cell.load(Ordering::Relaxed);
         loop {
             if s & DECIDED != 0 {
-                return;
+                return None;
             }
             // (new state, goes to the frontier, as low)
             let (new, to_frontier, low) = if child_low {
@@ -215,12 +270,7 @@ impl Ctx<'_> {
                 }
             };
             match cell.compare_exchange_weak(s, new, Ordering::Relaxed, Ordering::Relaxed) {
-                Ok(_) => {
-                    if to_frontier {
-                        self.mark(j, low);
-                    }
-                    return;
-                }
+                Ok(_) => return to_frontier.then_some(low),
                 Err(x) => s = x,
             }
         }
@@ -286,7 +336,8 @@ pub fn solve_tier(
     progress.start(Phase::Propagate, size as u64);
     for k in (1..=ctx.n as i8).rev() {
         let t = Instant::now();
-        level_start(&ctx, k);
+        let taken = level_start(&ctx, k);
+        progress.advance(taken);
         stats.scan_seconds += t.elapsed().as_secs_f64();
         let t = Instant::now();
         loop {
@@ -311,41 +362,79 @@ pub fn solve_tier(
     (scores, stats)
 }
 
-/// Level start: decides high the undecided positions whose exit is `k`, and puts every
-/// pending position scoring `±k` in the frontier.
-fn level_start(ctx: &Ctx<'_>, k: i8) {
-    // Chunks of whole frontier words.
+/// Level start: decides high the undecided positions whose exit is `k`, and propagates them
+/// with every pending position scoring `±k` (see [`Ctx::propagate`]). Returns how many
+/// positions it propagated.
+fn level_start(ctx: &Ctx<'_>, k: i8) -> u64 {
     ctx.state
         .par_chunks(CHUNK)
         .enumerate()
-        .for_each(|(c, chunk)| {
-            // Bit `k` is set again only for scores below `k` from now on.
+        .map_init(Work::default, |work, (c, chunk)| {
+            // Propagations at this level set bit `k` again only in chunks not yet scanned.
             if ctx.levels[c].fetch_and(!(1u64 << k), Ordering::Relaxed) & 1u64 << k == 0 {
-                return;
+                return 0;
             }
             let base = c * CHUNK;
+            let mut unranker = ctx.index.unranker();
+            let mut budget = BUDGET;
+            let mut taken = 0;
             for (i, w) in chunk.iter().enumerate() {
-                let s = w.load(Ordering::Relaxed);
-                let v = val(s);
-                let hit = if s & DECIDED == 0 {
-                    if v == k {
-                        w.store(pack(k, DECIDED), Ordering::Relaxed);
-                        true
+                // Other tasks propagate at the same time and may change the word (an open
+                // count, a decision), hence the compare-and-swap.
+                let mut s = w.load(Ordering::Relaxed);
+                let v = loop {
+                    let v = val(s);
+                    let new = if s & DECIDED == 0 {
+                        if v != k {
+                            break None;
+                        }
+                        pack(k, DECIDED)
+                    } else if s & PENDING != 0 && v.abs() == k {
+                        s & !PENDING
                     } else {
-                        false
+                        break None;
+                    };
+                    match w.compare_exchange_weak(s, new, Ordering::Relaxed, Ordering::Relaxed) {
+                        Ok(_) => break Some(v),
+                        Err(x) => s = x,
                     }
-                } else if s & PENDING != 0 && v.abs() == k {
-                    w.store(s & !PENDING, Ordering::Relaxed);
-                    true
-                } else {
-                    false
                 };
-                if hit {
-                    ctx.mark((base + i) as u64, v < 0);
+                if let Some(v) = v {
+                    let j = (base + i) as u64;
+                    if budget == 0 {
+                        ctx.mark(j, v < 0);
+                        continue;
+                    }
+                    ctx.push(&mut work.stack, j, v < 0, unranker.unrank(j));
+                    if work.stack.len() >= START_BATCH {
+                        taken += ctx.propagate(k, &mut work.stack, &mut work.buf, &mut budget);
+                    }
                 }
             }
-        });
+            taken + ctx.propagate(k, &mut work.stack, &mut work.buf, &mut budget)
+        })
+        .sum()
 }
+
+/// A position decided at the current level and not yet propagated: its index, with bit
+/// `CHILD_LOW` set when it is low, and the position.
+type Decided = (u64, Position);
+
+/// The buffers of a propagation task, reused across the tasks of a thread.
+#[derive(Default)]
+struct Work {
+    stack: Vec<Decided>,
+    buf: Vec<(u64, Position)>,
+}
+
+/// Most positions a work stack holds; further decisions go to the frontier bits.
+const STACK: usize = 1 << 13;
+
+/// Positions a task propagates before it leaves the rest to the frontier bits.
+const BUDGET: u64 = 1 << 15;
+
+/// Decided positions a scan gathers before it propagates them.
+const START_BATCH: usize = 64;
 
 /// The level-mask bit of a state word: `1 << k` for an undecided word with exit `k > 0` or a
 /// pending word of score `±k`, `k > 0`; 0 otherwise.
@@ -378,18 +467,19 @@ const DIRTY: usize = 1024;
 const BATCH: usize = 256;
 
 /// One sweep over the frontier: takes every marked position (score `+k` in `high`, `−k` in
-/// `low`) and propagates it. Returns how many were taken.
+/// `low`) and propagates it (see [`Ctx::propagate`]). Returns how many positions it
+/// propagated.
 fn sweep(ctx: &Ctx<'_>, k: i8) -> u64 {
     const WORDS: usize = SWEEP_CHUNK / 64;
     ctx.high
         .par_chunks(WORDS)
         .zip(ctx.low.par_chunks(WORDS))
         .enumerate()
-        .map(|(c, (high, low))| {
+        .map_init(Work::default, |work, (c, (high, low))| {
             let mut taken = 0u64;
+            let mut budget = BUDGET;
             let dirty = &ctx.dirty[c * (SWEEP_CHUNK / DIRTY)..];
             let mut unranker = ctx.index.unranker();
-            let mut buf: Vec<u64> = Vec::with_capacity(BATCH + 64);
             const GRANULE: usize = DIRTY / 64;
             for (g, (high, low)) in high.chunks(GRANULE).zip(low.chunks(GRANULE)).enumerate() {
                 // Marks made after this swap set the flag again, so they are swept next time.
@@ -398,7 +488,7 @@ fn sweep(ctx: &Ctx<'_>, k: i8) -> u64 {
                 }
                 for (w, words) in high.iter().zip(low).enumerate() {
                     let base = ((c * WORDS + g * GRANULE + w) as u64) * 64;
-                    for (word, v) in [(words.0, k), (words.1, -k)] {
+                    for (word, low) in [(words.0, false), (words.1, true)] {
                         if word.load(Ordering::SeqCst) == 0 {
                             continue;
                         }
@@ -406,24 +496,20 @@ fn sweep(ctx: &Ctx<'_>, k: i8) -> u64 {
                         while bits != 0 {
                             let j = base + u64::from(bits.trailing_zeros());
                             bits &= bits - 1;
-                            debug_assert_eq!(val(ctx.state[j as usize].load(Ordering::Relaxed)), v);
-                            let p = unranker.unrank(j);
-                            ctx.parents(&p, v, &mut buf);
-                            taken += 1;
-                            if buf.len() >= BATCH {
-                                for &update in &buf {
-                                    ctx.act_on(update, k);
-                                }
-                                buf.clear();
+                            if budget == 0 {
+                                ctx.mark(j, low);
+                                continue;
+                            }
+                            ctx.push(&mut work.stack, j, low, unranker.unrank(j));
+                            if work.stack.len() >= START_BATCH {
+                                taken +=
+                                    ctx.propagate(k, &mut work.stack, &mut work.buf, &mut budget);
                             }
                         }
                     }
                 }
             }
-            for &update in &buf {
-                ctx.act_on(update, k);
-            }
-            taken
+            taken + ctx.propagate(k, &mut work.stack, &mut work.buf, &mut budget)
         })
         .sum()
 }
