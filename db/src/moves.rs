@@ -177,6 +177,98 @@ fn flip(x: u128) -> u128 {
     ((x >> 48) & M) | ((x & M) << 48)
 }
 
+/// The move generator of one position: the board and the counts every move needs.
+struct Sower {
+    packed: u128,
+    n: u8,
+    opp_before: u8,
+}
+
+impl Sower {
+    #[inline(always)]
+    fn new(p: &Position) -> Self {
+        let packed = p.packed();
+        Sower {
+            packed,
+            n: p.seeds(),
+            opp_before: opp_sum(packed),
+        }
+    }
+
+    /// The move from house `i` (`0..6`), if the options allow it (all but the eradication
+    /// rule of `starve`, which depends on the other moves), and whether it leaves the
+    /// opponent without seeds.
+    #[inline(always)]
+    fn play(&mut self, i: usize, rules: &Rules) -> Option<(Move, bool)> {
+        let (packed, n, opp_before) = (self.packed, self.n, self.opp_before);
+        let s = byte(packed, i);
+        if s == 0 {
+            return None;
+        }
+        if rules.starve == Starve::Feed && opp_before == 0 && (s as usize) < 6 - i {
+            return None;
+        }
+        let (mut a, last) = sow(packed, i, s);
+        let opp_after_sow = opp_sum(a);
+        let mut captured = 0u8;
+        let mut end = None;
+        if last >= 6 {
+            let mut lo = last + 1;
+            while lo > 6 && rules.capture.contains(byte(a, lo - 1)) {
+                lo -= 1;
+                captured += byte(a, lo);
+            }
+            if captured > 0 {
+                // The chain is lo..=last.
+                let (from, to) = if captured == opp_after_sow {
+                    match rules.grand_slam {
+                        GrandSlam::NoCapture => {
+                            captured = 0;
+                            (lo, lo)
+                        }
+                        GrandSlam::Illegal => return None,
+                        GrandSlam::CaptureAll => (lo, last + 1),
+                        GrandSlam::ToOpponent => {
+                            end = Some(captured as i8 - (n - captured) as i8);
+                            (lo, last + 1)
+                        }
+                        GrandSlam::KeepLast => {
+                            captured -= byte(a, last);
+                            (lo, last)
+                        }
+                        GrandSlam::KeepFirst => {
+                            captured -= byte(a, lo);
+                            (lo + 1, last + 1)
+                        }
+                    }
+                } else {
+                    (lo, last + 1)
+                };
+                a = clear(a, from, to);
+            }
+        }
+        let erad = opp_after_sow == captured;
+        if end.is_none() && erad && rules.starve == Starve::Forfeit {
+            end = Some(captured as i8 - (n - captured) as i8);
+        }
+        let outcome = match end {
+            Some(score) => Outcome::End { score },
+            None => Outcome::Continue {
+                child: Position::from_packed(flip(a)),
+                captured,
+            },
+        };
+        Some((
+            Move {
+                house: i as u8,
+                captured,
+                outcome,
+            },
+            erad,
+        ))
+    }
+}
+
 impl Position {
     /// The score of the game ended here by rule 6 (no legal move): each side takes the seeds
     /// on its own side, so the score is `(seeds in 0..6) − (seeds in 6..12)`.
@@ -188,77 +280,16 @@ impl Position {
     /// The legal moves under `rules`, in house order. An empty list means the game is over
     /// and the position scores [`Position::end_score`].
     pub fn moves(&self, rules: &Rules) -> MoveList {
-        let packed = self.packed();
-        let n = self.seeds();
-        let opp_before = opp_sum(packed);
         let mut list = MoveList::new();
         let mut eradicating = [false; 6];
         let mut any_non_eradicating = false;
+        let mut sower = Sower::new(self);
         for i in 0..6 {
-            let s = byte(packed, i);
-            if s == 0 {
-                continue;
+            if let Some((m, erad)) = sower.play(i, rules) {
+                eradicating[list.len as usize] = erad;
+                any_non_eradicating |= !erad;
+                list.push(m);
             }
-            if rules.starve == Starve::Feed && opp_before == 0 && (s as usize) < 6 - i {
-                continue;
-            }
-            let (mut a, last) = sow(packed, i, s);
-            let opp_after_sow = opp_sum(a);
-            let mut captured = 0u8;
-            let mut end = None;
-            if last >= 6 {
-                let mut lo = last + 1;
-                while lo > 6 && rules.capture.contains(byte(a, lo - 1)) {
-                    lo -= 1;
-                    captured += byte(a, lo);
-                }
-                if captured > 0 {
-                    // The chain is lo..=last.
-                    let (from, to) = if captured == opp_after_sow {
-                        match rules.grand_slam {
-                            GrandSlam::NoCapture => {
-                                captured = 0;
-                                (lo, lo)
-                            }
-                            GrandSlam::Illegal => continue,
-                            GrandSlam::CaptureAll => (lo, last + 1),
-                            GrandSlam::ToOpponent => {
-                                end = Some(captured as i8 - (n - captured) as i8);
-                                (lo, last + 1)
-                            }
-                            GrandSlam::KeepLast => {
-                                captured -= byte(a, last);
-                                (lo, last)
-                            }
-                            GrandSlam::KeepFirst => {
-                                captured -= byte(a, lo);
-                                (lo + 1, last + 1)
-                            }
-                        }
-                    } else {
-                        (lo, last + 1)
-                    };
-                    a = clear(a, from, to);
-                }
-            }
-            let erad = opp_after_sow == captured;
-            if end.is_none() && erad && rules.starve == Starve::Forfeit {
-                end = Some(captured as i8 - (n - captured) as i8);
-            }
-            eradicating[list.len as usize] = erad;
-            any_non_eradicating |= !erad;
-            let outcome = match end {
-                Some(score) => Outcome::End { score },
-                None => Outcome::Continue {
-                    child: Position::from_packed(flip(a)),
-                    captured,
-                },
-            };
-            list.push(Move {
-                house: i as u8,
-                captured,
-                outcome,
-            });
         }
         if rules.starve == Starve::Eradicate && any_non_eradicating {
             let mut kept = MoveList::new();
@@ -270,6 +301,28 @@ impl Position {
             return kept;
         }
         list
+    }
+
+    /// Calls `f` for each legal move under `rules`, in house order: the same moves as
+    /// [`Position::moves`], without building a list (the fast path of a solver's inner
+    /// loop). Returns whether there was any legal move.
+    #[inline]
+    pub fn for_each_move(&self, rules: &Rules, mut f: impl FnMut(&Move)) -> bool {
+        if rules.starve == Starve::Eradicate {
+            // Which moves are legal depends on all of them.
+            let list = self.moves(rules);
+            list.iter().for_each(&mut f);
+            return !list.is_empty();
+        }
+        let mut sower = Sower::new(self);
+        let mut any = false;
+        for i in 0..6 {
+            if let Some((m, _)) = sower.play(i, rules) {
+                any = true;
+                f(&m);
+            }
+        }
+        any
     }
 
     /// The un-moves of this position: calls `f(parent, house)` for every position `parent`

@@ -95,11 +95,18 @@ fn reference_moves(p: &Position, rules: &Rules) -> Vec<(u8, Outcome)> {
     moves.into_iter().map(|(h, o, _)| (h, o)).collect()
 }
 
+/// The library's moves; also checks that `for_each_move` visits exactly these moves.
 fn library_moves(p: &Position, rules: &Rules) -> Vec<(u8, Outcome)> {
-    p.moves(rules)
+    let moves: Vec<(u8, Outcome)> = p
+        .moves(rules)
         .iter()
         .map(|m| (m.house, m.outcome))
-        .collect()
+        .collect();
+    let mut visited = Vec::new();
+    let any = p.for_each_move(rules, |m| visited.push((m.house, m.outcome)));
+    assert_eq!(visited, moves, "{rules}: for_each_move of {p}");
+    assert_eq!(any, !moves.is_empty());
+    moves
 }
 
 /// Leaves of the tree of depth `depth` below `p`, expanding nodes with `gen`.

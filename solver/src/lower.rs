@@ -60,7 +60,8 @@ impl LowerTiers {
     }
 
     /// Adds the next tier (`self.len()`) as a memory-mapped side copy: writes `scores` to
-    /// `path` (through a temporary file, synced and renamed) and maps it.
+    /// `path` (through a temporary file, renamed; not synced, since a side copy does not
+    /// outlive the run) and maps it.
     ///
     /// # Errors
     /// The file cannot be written or mapped.
@@ -75,8 +76,8 @@ impl LowerTiers {
             // SAFETY: reinterpreting `i8` as `u8`: same size, alignment and validity.
             let bytes =
                 unsafe { std::slice::from_raw_parts(scores.as_ptr().cast::<u8>(), scores.len()) };
+            // Not synced: side copies are scratch, rebuilt on every run of `generate`.
             f.write_all(bytes)?;
-            f.sync_all()?;
         }
         std::fs::rename(&tmp, path)?;
         let file = File::open(path)?;

@@ -39,18 +39,15 @@ pub(crate) fn initial_word(
     rules: &Rules,
     mut capture: impl FnMut(&Position, i8),
 ) -> u16 {
-    let moves = p.moves(rules);
-    if moves.is_empty() {
-        return pack(p.end_score(), DECIDED | PENDING);
-    }
     let mut exit = NO_EXIT;
     let mut open = 0u16;
-    for m in moves.iter() {
-        match m.outcome {
-            Outcome::Continue { captured: 0, .. } => open += 1,
-            Outcome::Continue { child, captured } => capture(&child, captured as i8),
-            Outcome::End { score } => exit = exit.max(score),
-        }
+    let any = p.for_each_move(rules, |m| match m.outcome {
+        Outcome::Continue { captured: 0, .. } => open += 1,
+        Outcome::Continue { child, captured } => capture(&child, captured as i8),
+        Outcome::End { score } => exit = exit.max(score),
+    });
+    if !any {
+        return pack(p.end_score(), DECIDED | PENDING);
     }
     let flags = if open == 0 {
         DECIDED | PENDING
