@@ -13,19 +13,34 @@
 //!
 //! Whatever is undecided after level 1 scores 0 (endless play).
 //!
+//! # Propagation
+//!
+//! Each level starts with a scan of the state words (skipping the granules of
+//! `LEVEL_GRANULE` positions whose level mask lacks `k`) that decides the undecided positions
+//! of exit `k` and releases the pending ones of score `±k`. Every position decided at the
+//! level goes on the scanning task's *work stack* together with its `Position`, and is
+//! propagated depth first from there: the parents' updates are buffered in batches and
+//! prefetched, and a parent decided at this level is pushed with the position the un-move
+//! produced, so nothing is unranked again. A task's stack is bounded (`STACK`) and so is the
+//! work it takes on (`BUDGET`); what exceeds them is marked in the frontier bits, which
+//! parallel sweeps then take, so one long cascade cannot leave the other threads idle.
+//!
 //! # Memory
 //!
 //! One `AtomicU16` per position (low byte: the exit while undecided, the score once decided;
 //! high byte: the open count in 3 bits and two flags) plus two frontier bits per position
-//! (decided high, decided low): 2.25 bytes per position. The scores are then compacted in place into the low half of the
-//! same buffer, so the result costs nothing extra.
+//! (decided high, decided low), 2.25 bytes per position, plus a dirty flag per `DIRTY` and a
+//! level mask per `LEVEL_GRANULE` positions. The frontier bits are only written when the
+//! stacks overflow, so most of their pages are never touched. The scores are then compacted
+//! in place into the low half of the same buffer, so the result costs nothing extra.
 //!
 //! # Parallelism
 //!
 //! Initialisation, level scans and frontier sweeps are split by index ranges over rayon's
-//! threads. A decision is a compare-and-swap on the state word, so exactly one thread
-//! propagates each decided position; the scores are game values, so they do not depend on the
-//! order of decisions or on the number of threads.
+//! threads; propagation runs inside the scans and sweeps, on the same threads. A decision is
+//! a compare-and-swap on the state word, so exactly one thread propagates each decided
+//! position; the scores are game values, so they do not depend on the order of decisions or on
+//! the number of threads.
 
 use crate::prefetch::prefetch;
 use crate::state::{initial_word, pack, val, DECIDED, OPEN_MASK, OPEN_ONE, PENDING};
@@ -51,13 +66,13 @@ pub struct SolveStats {
     pub finite: u64,
     /// Positions scored 0 because neither side can force a nonzero result (endless play).
     pub endless: u64,
-    /// Frontier sweeps made over all levels.
+    /// Frontier sweeps made over all levels (the last of each level finds nothing).
     pub sweeps: u64,
     /// Seconds spent computing exits and open counts.
     pub init_seconds: f64,
-    /// Seconds spent in the scans that start each level.
+    /// Seconds spent in the scans that start each level and the propagation they start.
     pub scan_seconds: f64,
-    /// Seconds spent propagating decisions (frontier sweeps).
+    /// Seconds spent in frontier sweeps (the propagation left over by the scans).
     pub sweep_seconds: f64,
 }
 
@@ -87,7 +102,11 @@ impl TierScores {
 /// frontier and scores; lower tiers not included).
 pub fn tier_memory(positions: u64) -> u64 {
     // state, two frontier bits, dirty flags, level masks
-    positions * 2 + positions / 4 + positions / DIRTY as u64 + positions / (CHUNK as u64 / 8) + 4096
+    positions * 2
+        + positions / 4
+        + positions / DIRTY as u64
+        + positions / (LEVEL_GRANULE as u64 / 8)
+        + 4096
 }
 
 struct Ctx<'a> {
@@ -103,9 +122,9 @@ struct Ctx<'a> {
     /// One flag per `DIRTY` positions: set when a frontier bit among them may have been
     /// set since they were last swept, so sweeps skip the clean ones.
     dirty: &'a [AtomicBool],
-    /// One mask per chunk of `CHUNK` positions: bit `k` is set when the chunk may hold an
+    /// One mask per `LEVEL_GRANULE` positions: bit `k` is set when they may hold an
     /// undecided position with exit `k` or a decided one of score `±k` that has not yet
-    /// acted, so the scan that starts level `k` skips the chunks without it.
+    /// acted, so the scan that starts level `k` skips the granules without it.
     levels: &'a [AtomicU64],
 }
 
@@ -113,13 +132,11 @@ impl Ctx<'_> {
     /// Computes the initial state words of the positions `start..start + out.len()`:
     /// exit value and open count. Captures are looked up in the lower tiers in batches whose
     /// reads are prefetched first.
-    /// Returns the chunk's level mask (see `Ctx::levels`).
-    fn init_words(&self, start: u64, out: &[AtomicU16]) -> u64 {
+    fn init_words(&self, start: u64, out: &[AtomicU16]) {
         const SUB: usize = 32;
         let mut cursor = self.index.cursor(start, start + out.len() as u64);
         let mut captures: Vec<(usize, u8, u64, i8)> = Vec::with_capacity(SUB * 6);
         let mut words = [0u16; SUB];
-        let mut mask = 0u64;
         for sub in out.chunks(SUB) {
             captures.clear();
             for (slot, word) in words.iter_mut().enumerate().take(sub.len()) {
@@ -138,10 +155,8 @@ impl Ctx<'_> {
             }
             for (w, &v) in sub.iter().zip(&words) {
                 w.store(v, Ordering::Relaxed);
-                mask |= level_bit(v);
             }
         }
-        mask
     }
 
     /// Puts `j` in the frontier (`low` or `high`) and flags its range dirty.
@@ -259,7 +274,7 @@ impl Ctx<'_> {
                 if score == -k {
                     (pack(score, DECIDED), true, true)
                 } else if score != 0 {
-                    let levels = &self.levels[j as usize / CHUNK];
+                    let levels = &self.levels[j as usize / LEVEL_GRANULE];
                     let bit = 1u64 << score.unsigned_abs();
                     if levels.load(Ordering::Relaxed) & bit == 0 {
                         levels.fetch_or(bit, Ordering::Relaxed);
@@ -302,7 +317,7 @@ pub fn solve_tier(
     let dirty: Vec<AtomicBool> = (0..size.div_ceil(DIRTY))
         .map(|_| AtomicBool::new(false))
         .collect();
-    let levels: Vec<AtomicU64> = (0..size.div_ceil(CHUNK))
+    let levels: Vec<AtomicU64> = (0..size.div_ceil(LEVEL_GRANULE))
         .map(|_| AtomicU64::new(0))
         .collect();
     let ctx = Ctx {
@@ -325,8 +340,13 @@ pub fn solve_tier(
     let t = Instant::now();
     progress.start(Phase::Init, size as u64);
     words.par_chunks(CHUNK).enumerate().for_each(|(c, chunk)| {
-        let mask = ctx.init_words((c * CHUNK) as u64, chunk);
-        ctx.levels[c].store(mask, Ordering::Relaxed);
+        ctx.init_words((c * CHUNK) as u64, chunk);
+        for (g, granule) in chunk.chunks(LEVEL_GRANULE).enumerate() {
+            let mask = granule
+                .iter()
+                .fold(0, |m, w| m | level_bit(w.load(Ordering::Relaxed)));
+            ctx.levels[c * (CHUNK / LEVEL_GRANULE) + g].store(mask, Ordering::Relaxed);
+        }
         progress.advance(chunk.len() as u64);
     });
 
@@ -370,44 +390,49 @@ fn level_start(ctx: &Ctx<'_>, k: i8) -> u64 {
         .par_chunks(CHUNK)
         .enumerate()
         .map_init(Work::default, |work, (c, chunk)| {
-            // Propagations at this level set bit `k` again only in chunks not yet scanned.
-            if ctx.levels[c].fetch_and(!(1u64 << k), Ordering::Relaxed) & 1u64 << k == 0 {
-                return 0;
-            }
-            let base = c * CHUNK;
             let mut unranker = ctx.index.unranker();
             let mut budget = BUDGET;
             let mut taken = 0;
-            for (i, w) in chunk.iter().enumerate() {
-                // Other tasks propagate at the same time and may change the word (an open
-                // count, a decision), hence the compare-and-swap.
-                let mut s = w.load(Ordering::Relaxed);
-                let v = loop {
-                    let v = val(s);
-                    let new = if s & DECIDED == 0 {
-                        if v != k {
+            for (g, granule) in chunk.chunks(LEVEL_GRANULE).enumerate() {
+                // Propagations at this level set bit `k` again only in granules not yet
+                // scanned.
+                let levels = &ctx.levels[c * (CHUNK / LEVEL_GRANULE) + g];
+                if levels.fetch_and(!(1u64 << k), Ordering::Relaxed) & 1u64 << k == 0 {
+                    continue;
+                }
+                let base = c * CHUNK + g * LEVEL_GRANULE;
+                for (i, w) in granule.iter().enumerate() {
+                    // Other tasks propagate at the same time and may change the word (an
+                    // open count, a decision), hence the compare-and-swap.
+                    let mut s = w.load(Ordering::Relaxed);
+                    let v = loop {
+                        let v = val(s);
+                        let new = if s & DECIDED == 0 {
+                            if v != k {
+                                break None;
+                            }
+                            pack(k, DECIDED)
+                        } else if s & PENDING != 0 && v.abs() == k {
+                            s & !PENDING
+                        } else {
                             break None;
+                        };
+                        match w.compare_exchange_weak(s, new, Ordering::Relaxed, Ordering::Relaxed)
+                        {
+                            Ok(_) => break Some(v),
+                            Err(x) => s = x,
                         }
-                        pack(k, DECIDED)
-                    } else if s & PENDING != 0 && v.abs() == k {
-                        s & !PENDING
-                    } else {
-                        break None;
                     };
-                    match w.compare_exchange_weak(s, new, Ordering::Relaxed, Ordering::Relaxed) {
-                        Ok(_) => break Some(v),
-                        Err(x) => s = x,
-                    }
-                };
-                if let Some(v) = v {
-                    let j = (base + i) as u64;
-                    if budget == 0 {
-                        ctx.mark(j, v < 0);
-                        continue;
-                    }
-                    ctx.push(&mut work.stack, j, v < 0, unranker.unrank(j));
-                    if work.stack.len() >= START_BATCH {
-                        taken += ctx.propagate(k, &mut work.stack, &mut work.buf, &mut budget);
+                    if let Some(v) = v {
+                        let j = (base + i) as u64;
+                        if budget == 0 {
+                            ctx.mark(j, v < 0);
+                            continue;
+                        }
+                        ctx.push(&mut work.stack, j, v < 0, unranker.unrank(j));
+                        if work.stack.len() >= START_BATCH {
+                            taken += ctx.propagate(k, &mut work.stack, &mut work.buf, &mut budget);
+                        }
                     }
                 }
             }
@@ -459,6 +484,9 @@ const CHILD_LOW: u32 = 63;
 /// Positions per parallel work item of a sweep (a multiple of `DIRTY`): smaller than
 /// `CHUNK`, since a sweep's work can sit in a few places of the tier.
 const SWEEP_CHUNK: usize = 4096;
+
+/// Positions per level mask (see `Ctx::levels`; a divisor of `CHUNK`).
+const LEVEL_GRANULE: usize = 1024;
 
 /// Positions per dirty flag of the frontier (a multiple of 64 dividing `CHUNK`).
 const DIRTY: usize = 1024;
