@@ -22,5 +22,5 @@ pub use generate::{
 };
 pub use lower::LowerTiers;
 pub use progress::{NoProgress, Phase, Progress};
-pub use tier::{solve_tier, tier_memory, SolveStats, TierScores};
+pub use tier::{solve_tier, solve_tier_tuned, tier_memory, SolveStats, TierScores, Tuning};
 pub use verify::{verify_memory, verify_tier, Mismatch, MismatchKind, VerifyReport};

@@ -21,8 +21,8 @@
 //! level goes on the scanning task's *work stack* together with its `Position`, and is
 //! propagated depth first from there: the parents' updates are buffered in batches and
 //! prefetched, and a parent decided at this level is pushed with the position the un-move
-//! produced, so nothing is unranked again. A task's stack is bounded (`STACK`) and so is the
-//! work it takes on (`BUDGET`); what exceeds them is marked in the frontier bits, which
+//! produced, so nothing is unranked again. A task's stack is bounded and so is the work it
+//! takes on ([`Tuning`]); what exceeds them is marked in the frontier bits, which
 //! parallel sweeps then take, so one long cascade cannot leave the other threads idle.
 //!
 //! # Memory
@@ -126,6 +126,7 @@ struct Ctx<'a> {
     /// undecided position with exit `k` or a decided one of score `±k` that has not yet
     /// acted, so the scan that starts level `k` skips the granules without it.
     levels: &'a [AtomicU64],
+    tuning: Tuning,
 }
 
 impl Ctx<'_> {
@@ -238,7 +239,7 @@ impl Ctx<'_> {
     /// work stack, or in the frontier bits when the stack is full.
     #[inline(always)]
     fn push(&self, stack: &mut Vec<Decided>, j: u64, low: bool, p: Position) {
-        if stack.len() < STACK {
+        if stack.len() < self.tuning.stack {
             stack.push((j | u64::from(low) << CHILD_LOW, p));
         } else {
             self.mark(j, low);
@@ -304,6 +305,40 @@ pub fn solve_tier(
     lower: &LowerTiers,
     progress: &dyn Progress,
 ) -> (TierScores, SolveStats) {
+    solve_tier_tuned(rules, n, lower, progress, Tuning::default())
+}
+
+/// Limits of the propagation's work stacks (see the module docs): the defaults are what
+/// [`solve_tier`] uses. They change the speed, never the scores; tests shrink them so that
+/// most of the propagation overflows into frontier sweeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tuning {
+    /// Most positions a task's work stack holds; further decisions go to the frontier bits.
+    pub stack: usize,
+    /// Positions a task propagates before it leaves the rest to the frontier bits.
+    pub budget: u64,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning {
+            stack: 1 << 13,
+            budget: 1 << 15,
+        }
+    }
+}
+
+/// [`solve_tier`] with the given [`Tuning`].
+///
+/// # Panics
+/// As [`solve_tier`].
+pub fn solve_tier_tuned(
+    rules: &Rules,
+    n: u8,
+    lower: &LowerTiers,
+    progress: &dyn Progress,
+    tuning: Tuning,
+) -> (TierScores, SolveStats) {
     let index = TierIndex::new(n, IndexKind::Reachable);
     let size = index.size() as usize;
     let alloc = |what: &str, e: std::io::Error| -> ! {
@@ -330,6 +365,7 @@ pub fn solve_tier(
         low: &low,
         dirty: &dirty,
         levels: &levels,
+        tuning,
     };
     let mut stats = SolveStats {
         positions: size as u64,
@@ -391,7 +427,7 @@ fn level_start(ctx: &Ctx<'_>, k: i8) -> u64 {
         .enumerate()
         .map_init(Work::default, |work, (c, chunk)| {
             let mut unranker = ctx.index.unranker();
-            let mut budget = BUDGET;
+            let mut budget = ctx.tuning.budget;
             let mut taken = 0;
             for (g, granule) in chunk.chunks(LEVEL_GRANULE).enumerate() {
                 // Propagations at this level set bit `k` again only in granules not yet
@@ -452,12 +488,6 @@ struct Work {
     buf: Vec<(u64, Position)>,
 }
 
-/// Most positions a work stack holds; further decisions go to the frontier bits.
-const STACK: usize = 1 << 13;
-
-/// Positions a task propagates before it leaves the rest to the frontier bits.
-const BUDGET: u64 = 1 << 15;
-
 /// Decided positions a scan gathers before it propagates them.
 const START_BATCH: usize = 64;
 
@@ -505,7 +535,7 @@ fn sweep(ctx: &Ctx<'_>, k: i8) -> u64 {
         .enumerate()
         .map_init(Work::default, |work, (c, (high, low))| {
             let mut taken = 0u64;
-            let mut budget = BUDGET;
+            let mut budget = ctx.tuning.budget;
             let dirty = &ctx.dirty[c * (SWEEP_CHUNK / DIRTY)..];
             let mut unranker = ctx.index.unranker();
             const GRANULE: usize = DIRTY / 64;

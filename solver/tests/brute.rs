@@ -3,7 +3,10 @@
 
 mod common;
 
+use std::sync::Arc;
+
 use oware_db::{IndexKind, Rules, TierIndex};
+use oware_solver::{solve_tier_tuned, LowerTiers, NoProgress, Tuning};
 
 #[test]
 fn solver_matches_brute_force_up_to_tier_10() {
@@ -44,5 +47,37 @@ fn scores_do_not_depend_on_thread_count() {
             .unwrap();
         let got = pool.install(|| common::solve_all(&rules, 12));
         assert!(got == reference, "{threads} threads differ");
+    }
+}
+
+/// With work stacks of 3 positions and a budget of 5 per task, most of the propagation
+/// overflows into frontier sweeps: the scores are still those of the brute force.
+#[test]
+fn overflowing_work_stacks_give_the_same_scores() {
+    let max = 10;
+    let tuning = Tuning {
+        stack: 3,
+        budget: 5,
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    for rules in [Rules::ABAPA, Rules::AWARI] {
+        let brute = common::brute_all(&rules, max);
+        let mut lower = LowerTiers::new();
+        for n in 0..=max {
+            let (scores, stats) =
+                pool.install(|| solve_tier_tuned(&rules, n, &lower, &NoProgress, tuning));
+            assert!(
+                scores.as_slice() == brute[n as usize].as_slice(),
+                "{rules} tier {n}"
+            );
+            // One empty sweep ends each level; more means overflow was swept.
+            if n >= 4 {
+                assert!(stats.sweeps > u64::from(n), "{rules} tier {n}: {stats:?}");
+            }
+            lower.push(Arc::from(scores.to_vec()));
+        }
     }
 }
