@@ -314,8 +314,10 @@ pub fn solve_tier(
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Tuning {
     /// Most positions a task's work stack holds; further decisions go to the frontier bits.
+    /// At least 1 (0 is taken as 1).
     pub stack: usize,
-    /// Positions a task propagates before it leaves the rest to the frontier bits.
+    /// Positions a task propagates before it leaves the rest to the frontier bits. At least 1
+    /// (0 is taken as 1).
     pub budget: u64,
 }
 
@@ -339,6 +341,11 @@ pub fn solve_tier_tuned(
     progress: &dyn Progress,
     tuning: Tuning,
 ) -> (TierScores, SolveStats) {
+    // A sweep must propagate at least one position, or it could end a level with work left.
+    let tuning = Tuning {
+        stack: tuning.stack.max(1),
+        budget: tuning.budget.max(1),
+    };
     let index = TierIndex::new(n, IndexKind::Reachable);
     let size = index.size() as usize;
     let alloc = |what: &str, e: std::io::Error| -> ! {

@@ -51,33 +51,47 @@ fn scores_do_not_depend_on_thread_count() {
 }
 
 /// With work stacks of 3 positions and a budget of 5 per task, most of the propagation
-/// overflows into frontier sweeps: the scores are still those of the brute force.
+/// overflows into frontier sweeps: the scores are still those of the brute force. Limits of 0
+/// are taken as 1 (one position per task and sweep) and give the same scores too.
 #[test]
 fn overflowing_work_stacks_give_the_same_scores() {
-    let max = 10;
-    let tuning = Tuning {
-        stack: 3,
-        budget: 5,
-    };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(2)
         .build()
         .unwrap();
+    let cases = [
+        (
+            Tuning {
+                stack: 3,
+                budget: 5,
+            },
+            10,
+        ),
+        (
+            Tuning {
+                stack: 0,
+                budget: 0,
+            },
+            8,
+        ),
+    ];
     for rules in [Rules::ABAPA, Rules::AWARI] {
-        let brute = common::brute_all(&rules, max);
-        let mut lower = LowerTiers::new();
-        for n in 0..=max {
-            let (scores, stats) =
-                pool.install(|| solve_tier_tuned(&rules, n, &lower, &NoProgress, tuning));
-            assert!(
-                scores.as_slice() == brute[n as usize].as_slice(),
-                "{rules} tier {n}"
-            );
-            // One empty sweep ends each level; more means overflow was swept.
-            if n >= 4 {
-                assert!(stats.sweeps > u64::from(n), "{rules} tier {n}: {stats:?}");
+        let brute = common::brute_all(&rules, 10);
+        for (tuning, max) in cases {
+            let mut lower = LowerTiers::new();
+            for n in 0..=max {
+                let (scores, stats) =
+                    pool.install(|| solve_tier_tuned(&rules, n, &lower, &NoProgress, tuning));
+                assert!(
+                    scores.as_slice() == brute[n as usize].as_slice(),
+                    "{rules} tier {n}, {tuning:?}"
+                );
+                // One empty sweep ends each level; more means overflow was swept.
+                if n >= 4 {
+                    assert!(stats.sweeps > u64::from(n), "{rules} tier {n}: {stats:?}");
+                }
+                lower.push(Arc::from(scores.to_vec()));
             }
-            lower.push(Arc::from(scores.to_vec()));
         }
     }
 }

@@ -2,11 +2,12 @@
 //! bars on a terminal, one plain line per tier and phase on stderr otherwise, nothing with
 //! `--quiet`.
 
+use std::fmt;
 use std::io::IsTerminal;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use oware_solver::{GenerateObserver, Phase, Progress, TierReport};
 
 /// How progress is shown.
@@ -50,8 +51,13 @@ impl Bars {
             let tier = multi.add(ProgressBar::new(0));
             tier.set_style(
                 ProgressStyle::with_template(
-                    "{prefix:>9} {msg:<10} [{bar:40}] {human_pos}/{human_len} {per_sec} eta {eta}",
+                    "{prefix:>9} {msg:<10} [{bar:40}] {human_pos}/{human_len} {rate} eta {eta}",
                 )
+                .map(|style| {
+                    style.with_key("rate", |state: &ProgressState, w: &mut dyn fmt::Write| {
+                        let _ = write!(w, "{}", rate(state.per_sec()));
+                    })
+                })
                 .unwrap_or_else(|_| ProgressStyle::default_bar()),
             );
             overall.enable_steady_tick(Duration::from_millis(200));
@@ -222,5 +228,42 @@ impl GenerateObserver for Bars {
         };
         self.overall_inc(positions);
         self.log(&line);
+    }
+}
+
+/// A rate of units per second for the bars, with three significant digits: `812/s`,
+/// `45.3 K/s`, `6.12 M/s`.
+fn rate(per_sec: f64) -> String {
+    let (v, unit) = if per_sec >= 1e9 {
+        (per_sec / 1e9, " G")
+    } else if per_sec >= 1e6 {
+        (per_sec / 1e6, " M")
+    } else if per_sec >= 1e3 {
+        (per_sec / 1e3, " K")
+    } else {
+        (per_sec, "")
+    };
+    let decimals = if unit.is_empty() || v >= 100.0 {
+        0
+    } else if v >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{v:.decimals$}{unit}/s")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rate;
+
+    #[test]
+    fn rates_have_three_significant_digits() {
+        assert_eq!(rate(0.0), "0/s");
+        assert_eq!(rate(812.4), "812/s");
+        assert_eq!(rate(45_321.0), "45.3 K/s");
+        assert_eq!(rate(6_123_456.0), "6.12 M/s");
+        assert_eq!(rate(123_456_789.0), "123 M/s");
+        assert_eq!(rate(2.5e9), "2.50 G/s");
     }
 }
