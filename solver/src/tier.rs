@@ -444,37 +444,48 @@ fn level_start(ctx: &Ctx<'_>, k: i8) -> u64 {
                     continue;
                 }
                 let base = c * CHUNK + g * LEVEL_GRANULE;
-                for (i, w) in granule.iter().enumerate() {
-                    // Other tasks propagate at the same time and may change the word (an
-                    // open count, a decision), hence the compare-and-swap.
-                    let mut s = w.load(Ordering::Relaxed);
-                    let v = loop {
-                        let v = val(s);
-                        let new = if s & DECIDED == 0 {
-                            if v != k {
+                for (q, quad) in granule.chunks(4).enumerate() {
+                    if quad.len() == 4 && !may_hit(quad, k) {
+                        continue;
+                    }
+                    for (r, w) in quad.iter().enumerate() {
+                        let i = q * 4 + r;
+                        // Other tasks propagate at the same time and may change the word (an
+                        // open count, a decision), hence the compare-and-swap.
+                        let mut s = w.load(Ordering::Relaxed);
+                        let v = loop {
+                            let v = val(s);
+                            let new = if s & DECIDED == 0 {
+                                if v != k {
+                                    break None;
+                                }
+                                pack(k, DECIDED)
+                            } else if s & PENDING != 0 && v.abs() == k {
+                                s & !PENDING
+                            } else {
                                 break None;
+                            };
+                            match w.compare_exchange_weak(
+                                s,
+                                new,
+                                Ordering::Relaxed,
+                                Ordering::Relaxed,
+                            ) {
+                                Ok(_) => break Some(v),
+                                Err(x) => s = x,
                             }
-                            pack(k, DECIDED)
-                        } else if s & PENDING != 0 && v.abs() == k {
-                            s & !PENDING
-                        } else {
-                            break None;
                         };
-                        match w.compare_exchange_weak(s, new, Ordering::Relaxed, Ordering::Relaxed)
-                        {
-                            Ok(_) => break Some(v),
-                            Err(x) => s = x,
-                        }
-                    };
-                    if let Some(v) = v {
-                        let j = (base + i) as u64;
-                        if budget == 0 {
-                            ctx.mark(j, v < 0);
-                            continue;
-                        }
-                        ctx.push(&mut work.stack, j, v < 0, unranker.unrank(j));
-                        if work.stack.len() >= START_BATCH {
-                            taken += ctx.propagate(k, &mut work.stack, &mut work.buf, &mut budget);
+                        if let Some(v) = v {
+                            let j = (base + i) as u64;
+                            if budget == 0 {
+                                ctx.mark(j, v < 0);
+                                continue;
+                            }
+                            ctx.push(&mut work.stack, j, v < 0, unranker.unrank(j));
+                            if work.stack.len() >= START_BATCH {
+                                taken +=
+                                    ctx.propagate(k, &mut work.stack, &mut work.buf, &mut budget);
+                            }
                         }
                     }
                 }
@@ -482,6 +493,25 @@ fn level_start(ctx: &Ctx<'_>, k: i8) -> u64 {
             taken + ctx.propagate(k, &mut work.stack, &mut work.buf, &mut budget)
         })
         .sum()
+}
+
+/// Whether one of the four state words may be a hit of level `k`'s scan: whether one has the
+/// value byte `k` or `−k`, tested on the four at once. A word that is a hit when the scan
+/// reaches it has one of these bytes already (propagation only decides undecided words, and
+/// makes one pending at `±k` only from an exit of `k`), so a quad without them is skipped
+/// safely.
+#[inline(always)]
+fn may_hit(quad: &[AtomicU16], k: i8) -> bool {
+    const LANES: u64 = 0x0001_0001_0001_0001;
+    const HIGH: u64 = 0x8000_8000_8000_8000;
+    let q = quad.iter().enumerate().fold(0u64, |q, (i, w)| {
+        q | u64::from(w.load(Ordering::Relaxed)) << (16 * i)
+    });
+    let bytes = q & 0x00FF_00FF_00FF_00FF;
+    // A lane of `x` is zero: the classic test, exact about whether any lane is.
+    let zero_lane = |x: u64| x.wrapping_sub(LANES) & !x & HIGH != 0;
+    zero_lane(bytes ^ (u64::from(k as u8) * LANES))
+        || zero_lane(bytes ^ (u64::from(k.wrapping_neg() as u8) * LANES))
 }
 
 /// A position decided at the current level and not yet propagated: its index, with bit
