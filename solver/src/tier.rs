@@ -644,3 +644,34 @@ fn compact(words: AtomicBuf<AtomicU16>, len: usize) -> TierScores {
     }
     TierScores { words, len }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `may_hit` is true exactly when a word's value byte is `k` or `−k`, whatever the high
+    /// bytes and wherever the word sits in the quad.
+    #[test]
+    fn may_hit_finds_every_value_byte_of_the_level() {
+        let mut rng = fastrand::Rng::with_seed(7);
+        for k in 1..=48i8 {
+            for _ in 0..2_000 {
+                let words: Vec<u16> = (0..4)
+                    .map(|_| {
+                        let byte = match rng.u8(0..4) {
+                            0 => k as u8,
+                            1 => k.wrapping_neg() as u8,
+                            _ => rng.u8(..),
+                        };
+                        u16::from(byte) | u16::from(rng.u8(..)) << 8
+                    })
+                    .collect();
+                let quad: Vec<AtomicU16> = words.iter().map(|&w| AtomicU16::new(w)).collect();
+                let expected = words
+                    .iter()
+                    .any(|&w| val(w) == k || val(w) == k.wrapping_neg());
+                assert_eq!(may_hit(&quad, k), expected, "k {k}, words {words:x?}");
+            }
+        }
+    }
+}
