@@ -47,7 +47,7 @@ use crate::state::{initial_word, pack, val, DECIDED, OPEN_MASK, OPEN_ONE, PENDIN
 use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
 use std::time::Instant;
 
-use oware_db::{IndexKind, Position, Rules, TierIndex};
+use oware_db::{IndexKind, Position, Rules, TierIndex, Unranker};
 use rayon::prelude::*;
 
 use crate::buffer::AtomicBuf;
@@ -190,20 +190,18 @@ impl Ctx<'_> {
         });
     }
 
-    /// Propagates the positions of `stack` at level `k` and, depth first, the positions
-    /// their propagation decides, until the stack is empty. After `budget` positions, the
-    /// rest go to the frontier bits for the next sweep, so that one task does not keep a
-    /// long cascade to itself while other threads are idle. Returns how many it propagated.
+    /// Propagates the positions of the work stack at level `k` and, depth first, the
+    /// positions their propagation decides, until the stack is empty. Once the task's budget is
+    /// spent, the rest go to the frontier bits for the next sweep, so that one task does not
+    /// keep a long cascade to itself while other threads are idle. Returns how many it
+    /// propagated.
     ///
-    /// `buf` (empty on entry and on return) holds the parent updates of a batch of
+    /// `work.buf` (empty on entry and on return) holds the parent updates of a batch of
     /// positions, applied after all their state words were prefetched.
-    fn propagate(
-        &self,
-        k: i8,
-        stack: &mut Vec<Decided>,
-        buf: &mut Vec<(u64, Position)>,
-        budget: &mut u64,
-    ) -> u64 {
+    fn propagate(&self, k: i8, work: &mut Work) -> u64 {
+        let Work {
+            stack, buf, budget, ..
+        } = work;
         let mut taken = 0u64;
         while !stack.is_empty() {
             if *budget == 0 {
@@ -233,6 +231,25 @@ impl Ctx<'_> {
             buf.clear();
         }
         taken
+    }
+
+    /// Hands over the position of index `j`, decided at level `k` (low or high), that a scan
+    /// or a sweep found: onto the work stack, propagated every `START_BATCH` positions, or into
+    /// the frontier bits once the task's budget is spent. Returns how many positions it
+    /// propagated.
+    #[inline]
+    fn take(&self, k: i8, j: u64, low: bool, work: &mut Work) -> u64 {
+        if work.budget == 0 {
+            self.mark(j, low);
+            return 0;
+        }
+        let p = work.unranker.unrank(j);
+        self.push(&mut work.stack, j, low, p);
+        if work.stack.len() >= START_BATCH {
+            self.propagate(k, work)
+        } else {
+            0
+        }
     }
 
     /// Puts the position `p` of index `j`, just decided at this level (low or high), on the
@@ -432,67 +449,61 @@ fn level_start(ctx: &Ctx<'_>, k: i8) -> u64 {
     ctx.state
         .par_chunks(CHUNK)
         .enumerate()
-        .map_init(Work::default, |work, (c, chunk)| {
-            let mut unranker = ctx.index.unranker();
-            let mut budget = ctx.tuning.budget;
-            let mut taken = 0;
-            for (g, granule) in chunk.chunks(LEVEL_GRANULE).enumerate() {
-                // Propagations at this level set bit `k` again only in granules not yet
-                // scanned.
-                let levels = &ctx.levels[c * (CHUNK / LEVEL_GRANULE) + g];
-                if levels.fetch_and(!(1u64 << k), Ordering::Relaxed) & 1u64 << k == 0 {
-                    continue;
-                }
-                let base = c * CHUNK + g * LEVEL_GRANULE;
-                for (q, quad) in granule.chunks(4).enumerate() {
-                    if quad.len() == 4 && !may_hit(quad, k) {
+        .map_init(
+            || Work::new(ctx),
+            |work, (c, chunk)| {
+                work.budget = ctx.tuning.budget;
+                let mut taken = 0;
+                for (g, granule) in chunk.chunks(LEVEL_GRANULE).enumerate() {
+                    // Propagations at this level set bit `k` again only in granules not yet
+                    // scanned.
+                    let levels = &ctx.levels[c * (CHUNK / LEVEL_GRANULE) + g];
+                    if levels.fetch_and(!(1u64 << k), Ordering::Relaxed) & 1u64 << k == 0 {
                         continue;
                     }
-                    for (r, w) in quad.iter().enumerate() {
-                        let i = q * 4 + r;
-                        // Other tasks propagate at the same time and may change the word (an
-                        // open count, a decision), hence the compare-and-swap.
-                        let mut s = w.load(Ordering::Relaxed);
-                        let v = loop {
-                            let v = val(s);
-                            let new = if s & DECIDED == 0 {
-                                if v != k {
-                                    break None;
-                                }
-                                pack(k, DECIDED)
-                            } else if s & PENDING != 0 && v.abs() == k {
-                                s & !PENDING
-                            } else {
-                                break None;
-                            };
-                            match w.compare_exchange_weak(
-                                s,
-                                new,
-                                Ordering::Relaxed,
-                                Ordering::Relaxed,
-                            ) {
-                                Ok(_) => break Some(v),
-                                Err(x) => s = x,
-                            }
-                        };
-                        if let Some(v) = v {
-                            let j = (base + i) as u64;
-                            if budget == 0 {
-                                ctx.mark(j, v < 0);
-                                continue;
-                            }
-                            ctx.push(&mut work.stack, j, v < 0, unranker.unrank(j));
-                            if work.stack.len() >= START_BATCH {
-                                taken +=
-                                    ctx.propagate(k, &mut work.stack, &mut work.buf, &mut budget);
+                    let base = c * CHUNK + g * LEVEL_GRANULE;
+                    for (q, quad) in granule.chunks(4).enumerate() {
+                        if quad.len() == 4 && !may_hit(quad, k) {
+                            continue;
+                        }
+                        for (r, w) in quad.iter().enumerate() {
+                            if let Some(v) = start_word(w, k) {
+                                let j = (base + q * 4 + r) as u64;
+                                taken += ctx.take(k, j, v < 0, work);
                             }
                         }
                     }
                 }
-            }
-            taken + ctx.propagate(k, &mut work.stack, &mut work.buf, &mut budget)
-        })
+                taken + ctx.propagate(k, work)
+            },
+        )
         .sum()
+}
+
+/// The scan of level `k` at one state word: decides it `+k` if it is undecided with exit `k`,
+/// releases it if it is pending with a score of `±k`, and then returns that value. Other tasks
+/// propagate at the same time and may change the word (an open count, a decision), hence the
+/// compare-and-swap.
+#[inline(always)]
+fn start_word(w: &AtomicU16, k: i8) -> Option<i8> {
+    let mut s = w.load(Ordering::Relaxed);
+    loop {
+        let v = val(s);
+        let new = if s & DECIDED == 0 {
+            if v != k {
+                return None;
+            }
+            pack(k, DECIDED)
+        } else if s & PENDING != 0 && v.abs() == k {
+            s & !PENDING
+        } else {
+            return None;
+        };
+        match w.compare_exchange_weak(s, new, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return Some(v),
+            Err(x) => s = x,
+        }
+    }
 }
 
 /// Whether one of the four state words may be a hit of level `k`'s scan: whether one has the
@@ -518,11 +529,25 @@ fn may_hit(quad: &[AtomicU16], k: i8) -> bool {
 /// `CHILD_LOW` set when it is low, and the position.
 type Decided = (u64, Position);
 
-/// The buffers of a propagation task, reused across the tasks of a thread.
-#[derive(Default)]
+/// The buffers of a propagation task, reused across the tasks of a thread, and the task's
+/// budget.
 struct Work {
     stack: Vec<Decided>,
     buf: Vec<(u64, Position)>,
+    /// Positions the current task may still propagate (see [`Tuning::budget`]).
+    budget: u64,
+    unranker: Unranker,
+}
+
+impl Work {
+    fn new(ctx: &Ctx<'_>) -> Self {
+        Work {
+            stack: Vec::new(),
+            buf: Vec::new(),
+            budget: ctx.tuning.budget,
+            unranker: ctx.index.unranker(),
+        }
+    }
 }
 
 /// Decided positions a scan gathers before it propagates them.
@@ -570,42 +595,37 @@ fn sweep(ctx: &Ctx<'_>, k: i8) -> u64 {
         .par_chunks(WORDS)
         .zip(ctx.low.par_chunks(WORDS))
         .enumerate()
-        .map_init(Work::default, |work, (c, (high, low))| {
-            let mut taken = 0u64;
-            let mut budget = ctx.tuning.budget;
-            let dirty = &ctx.dirty[c * (SWEEP_CHUNK / DIRTY)..];
-            let mut unranker = ctx.index.unranker();
-            const GRANULE: usize = DIRTY / 64;
-            for (g, (high, low)) in high.chunks(GRANULE).zip(low.chunks(GRANULE)).enumerate() {
-                // Marks made after this swap set the flag again, so they are swept next time.
-                if !dirty[g].swap(false, Ordering::SeqCst) {
-                    continue;
-                }
-                for (w, words) in high.iter().zip(low).enumerate() {
-                    let base = ((c * WORDS + g * GRANULE + w) as u64) * 64;
-                    for (word, low) in [(words.0, false), (words.1, true)] {
-                        if word.load(Ordering::SeqCst) == 0 {
-                            continue;
-                        }
-                        let mut bits = word.swap(0, Ordering::SeqCst);
-                        while bits != 0 {
-                            let j = base + u64::from(bits.trailing_zeros());
-                            bits &= bits - 1;
-                            if budget == 0 {
-                                ctx.mark(j, low);
+        .map_init(
+            || Work::new(ctx),
+            |work, (c, (high, low))| {
+                work.budget = ctx.tuning.budget;
+                let mut taken = 0u64;
+                let dirty = &ctx.dirty[c * (SWEEP_CHUNK / DIRTY)..];
+                const GRANULE: usize = DIRTY / 64;
+                for (g, (high, low)) in high.chunks(GRANULE).zip(low.chunks(GRANULE)).enumerate() {
+                    // Marks made after this swap set the flag again, so they are swept next
+                    // time.
+                    if !dirty[g].swap(false, Ordering::SeqCst) {
+                        continue;
+                    }
+                    for (w, words) in high.iter().zip(low).enumerate() {
+                        let base = ((c * WORDS + g * GRANULE + w) as u64) * 64;
+                        for (word, low) in [(words.0, false), (words.1, true)] {
+                            if word.load(Ordering::SeqCst) == 0 {
                                 continue;
                             }
-                            ctx.push(&mut work.stack, j, low, unranker.unrank(j));
-                            if work.stack.len() >= START_BATCH {
-                                taken +=
-                                    ctx.propagate(k, &mut work.stack, &mut work.buf, &mut budget);
+                            let mut bits = word.swap(0, Ordering::SeqCst);
+                            while bits != 0 {
+                                let j = base + u64::from(bits.trailing_zeros());
+                                bits &= bits - 1;
+                                taken += ctx.take(k, j, low, work);
                             }
                         }
                     }
                 }
-            }
-            taken + ctx.propagate(k, &mut work.stack, &mut work.buf, &mut budget)
-        })
+                taken + ctx.propagate(k, work)
+            },
+        )
         .sum()
 }
 
