@@ -98,13 +98,19 @@ fn run_mpi(
         solve_phase,
     );
     // MPI is called from this (main) thread only: no `install` onto a pool thread.
-    let reports = oware_solver::generate_with(&comm, opts, &observer).with_context(|| {
-        format!(
-            "rank {}: generating into {}",
-            comm.rank(),
-            args.dir.display()
-        )
-    })?;
+    let reports = match oware_solver::generate_with(&comm, opts, &observer) {
+        Ok(reports) => reports,
+        Err(e) => {
+            // The other ranks would wait for this one forever: report, then end the job.
+            observer.finish();
+            eprintln!(
+                "error: rank {}: generating into {}: {e}",
+                comm.rank(),
+                args.dir.display()
+            );
+            comm.abort(1)
+        }
+    };
     if comm.rank() == 0 {
         finish(args, &observer, &reports, start);
         if !args.quiet {

@@ -39,6 +39,13 @@ impl MpiComm {
         })
     }
 
+    /// Ends every rank of the job (`MPI_Abort` with `code`): for a rank that failed, since
+    /// the others would otherwise wait for it forever in the next collective call, and so would
+    /// this rank in `MPI_Finalize`.
+    pub fn abort(&self, code: i32) -> ! {
+        self.world.abort(code)
+    }
+
     /// One `MPI_Alltoallv` of at most [`MAX_ELEMENTS`] words in all.
     fn alltoallv(&self, outgoing: &[&[u64]]) -> Vec<Vec<u64>> {
         let size = outgoing.len();
