@@ -12,8 +12,10 @@
 //! rank6(x) = OFF6[s][t] + rank3(x0,x1,x2) · N3(s − t) + rank3(x3,x4,x5)   (t = x0+x1+x2)
 //! ```
 //!
-//! `rank3` is one look-up in a 49³ table of `u16`, and every offset is a table look-up, so a
-//! rank is about a dozen look-ups and no loop over seeds. Unrank finds `m` and the two
+//! `rank3` is one look-up in a 64³ table of `u16` (512 KB), keyed by the triple's three bytes
+//! of the packed board cut to 6 bits each, the triple sums are one multiply each, and every
+//! offset is a look-up in a row padded to 64 entries, so a rank is about a dozen look-ups,
+//! no loop over seeds and no bounds checks. Unrank finds `m` and the two
 //! triple sums by binary search in rows of at most 50 offsets (6 probes each) and reads the
 //! triples from a table of all 3-house compositions (20,825 entries).
 //!
@@ -73,25 +75,31 @@ impl IndexKind {
 }
 
 const S: usize = MAX_SEEDS as usize + 1; // 49 seed counts 0..=48
+/// Rows of the tables indexed by a seed count: 64, so that an index masked with `SP - 1`
+/// needs no bounds check.
+const SP: usize = 64;
+/// Entries of the `rank3` table: three houses of up to 63 seeds, 6 bits each.
+const R3: usize = 1 << 18;
 /// Length of an offset row: at least `S + 1`, a power of two for the branchless search.
 const ROW: usize = 64;
 
 struct Tables {
     /// C(n, k) for n < 64, k <= 12.
     binom: [[u64; 13]; 64],
-    /// rank3[x][y][z] within the compositions of x+y+z into 3 parts (zero-containing first).
-    rank3: Vec<u16>,
+    /// The rank of `(x, y, z)` within the compositions of x+y+z into 3 parts
+    /// (zero-containing first), at `x | y << 6 | z << 12` (see `triple_key`).
+    rank3: Box<[u16; R3]>,
     /// All 3-part compositions, grouped by sum, each group in rank order.
     /// (houses packed one per byte: `x | y << 8 | z << 16`).
     list3: Vec<u32>,
     start3: [usize; S + 1],
-    n3: [u64; S],
-    z3: [u64; S],
+    n3: [u64; SP],
+    z3: [u64; SP],
     /// Offsets of the triple-sum blocks of 6-house sides: [sum][t], t in 0..=sum+1.
-    off6_dense: Vec<[u64; ROW]>,
-    off6_zero: Vec<[u64; ROW]>,
+    off6_dense: Box<[[u64; ROW]; SP]>,
+    off6_zero: Box<[[u64; ROW]; SP]>,
     /// Offsets of the mover-sum blocks of tiers: [kind][n][m], m in 0..=n+1.
-    off12: [Vec<[u64; ROW]>; 2],
+    off12: [Box<[[u64; ROW]; SP]>; 2],
 }
 
 #[allow(clippy::needless_range_loop)]
@@ -110,6 +118,7 @@ fn binom_table() -> [[u64; 13]; 64] {
     c
 }
 
+#[inline]
 fn tables() -> &'static Tables {
     static TABLES: OnceLock<Tables> = OnceLock::new();
     TABLES.get_or_init(build_tables)
@@ -119,11 +128,14 @@ fn tables() -> &'static Tables {
 #[allow(clippy::needless_range_loop)]
 fn build_tables() -> Tables {
     let binom = binom_table();
-    let mut rank3 = vec![u16::MAX; S * S * S];
+    let mut rank3: Box<[u16; R3]> = vec![u16::MAX; R3]
+        .into_boxed_slice()
+        .try_into()
+        .expect("R3 entries");
     let mut list3 = Vec::new();
     let mut start3 = [0usize; S + 1];
-    let mut n3 = [0u64; S];
-    let mut z3 = [0u64; S];
+    let mut n3 = [0u64; SP];
+    let mut z3 = [0u64; SP];
     for t in 0..S {
         start3[t] = list3.len();
         let mut group: Vec<[u8; 3]> = Vec::new();
@@ -137,7 +149,7 @@ fn build_tables() -> Tables {
         n3[t] = group.len() as u64;
         z3[t] = group.iter().filter(|c| c.contains(&0)).count() as u64;
         for (k, c) in group.iter().enumerate() {
-            rank3[(c[0] as usize * S + c[1] as usize) * S + c[2] as usize] = k as u16;
+            rank3[usize::from(c[0]) | usize::from(c[1]) << 6 | usize::from(c[2]) << 12] = k as u16;
         }
         list3.extend(
             group
@@ -147,8 +159,9 @@ fn build_tables() -> Tables {
     }
     start3[S] = list3.len();
     let p3 = |t: usize| n3[t] - z3[t];
-    let mut off6_dense = vec![[0u64; ROW]; S];
-    let mut off6_zero = vec![[0u64; ROW]; S];
+    let rows = || -> Box<[[u64; ROW]; SP]> { Box::new([[0u64; ROW]; SP]) };
+    let mut off6_dense = rows();
+    let mut off6_zero = rows();
     for s in 0..S {
         for t in 0..=s {
             let d = n3[t] * n3[s - t];
@@ -162,7 +175,7 @@ fn build_tables() -> Tables {
     }
     let n6 = |s: usize| off6_dense[s][s + 1];
     let z6 = |s: usize| off6_zero[s][s + 1];
-    let mut off12 = [vec![[0u64; ROW]; S], vec![[0u64; ROW]; S]];
+    let mut off12 = [rows(), rows()];
     for (k, table) in off12.iter_mut().enumerate() {
         for n in 0..S {
             for m in 0..=n {
@@ -192,9 +205,26 @@ pub fn binomial(n: usize, k: usize) -> u64 {
     tables().binom[n][k]
 }
 
-#[inline]
-fn rank3(t: &Tables, x: u8, y: u8, z: u8) -> u64 {
-    u64::from(t.rank3[(x as usize * S + y as usize) * S + z as usize])
+/// The `rank3` key of three houses packed one per byte in the low 24 bits of `w`: 6 bits
+/// per house (a house of a position holds at most 48 seeds; larger counts give a wrong key,
+/// never an out-of-bounds one).
+#[inline(always)]
+fn triple_key(w: u32) -> usize {
+    ((w & 0x3F) | (w >> 2 & 0xFC0) | (w >> 4 & 0x3_F000)) as usize
+}
+
+/// The seeds of three houses packed one per byte in the low 24 bits of `w` (one multiply;
+/// no byte carries while the houses hold at most 85 seeds in all), masked to a table row.
+#[inline(always)]
+fn triple_sum(w: u32) -> usize {
+    (w.wrapping_mul(0x01_0101) >> 16 & (SP as u32 - 1)) as usize
+}
+
+/// The rank of three houses packed one per byte in the low 24 bits of `w`, within the
+/// compositions of their sum.
+#[inline(always)]
+fn rank3(t: &Tables, w: u32) -> u64 {
+    u64::from(t.rank3[triple_key(w) & (R3 - 1)])
 }
 
 #[inline]
@@ -279,31 +309,34 @@ impl TierIndex {
     #[inline]
     pub fn rank_unchecked(&self, p: &Position) -> u64 {
         debug_assert!(p.seeds() == self.n && self.kind.holds(p));
+        // The four triples of houses, 24 bits each, and their sums; every table index is
+        // masked to its table, so a position of another tier gives a meaningless index
+        // rather than a panic.
         let t = tables();
-        let h = p.houses();
-        let n = self.n as usize;
-        let ta = (h[0] + h[1] + h[2]) as usize;
-        let m = ta + (h[3] + h[4] + h[5]) as usize;
-        let sb = n - m;
-        let tb = (h[6] + h[7] + h[8]) as usize;
-        let ra = t.off6_dense[m][ta]
-            + rank3(t, h[0], h[1], h[2]) * t.n3[m - ta]
-            + rank3(t, h[3], h[4], h[5]);
-        let b1 = rank3(t, h[6], h[7], h[8]);
-        let b2 = rank3(t, h[9], h[10], h[11]);
+        let x = p.packed();
+        const TRIPLE: u128 = 0xFF_FFFF;
+        let [a1, a2, b1, b2] = [0, 24, 48, 72].map(|shift| (x >> shift & TRIPLE) as u32);
+        let (ta, tb) = (triple_sum(a1), triple_sum(b1));
+        let (ta2, tb2) = (triple_sum(a2), triple_sum(b2));
+        let m = (ta + ta2) & (SP - 1);
+        let sb = (tb + tb2) & (SP - 1);
+        let sb1 = (sb + 1) & (ROW - 1);
+        let n = usize::from(self.n) & (SP - 1);
+        let ra = t.off6_dense[m][ta] + rank3(t, a1) * t.n3[ta2] + rank3(t, a2);
+        let (b1, b2) = (rank3(t, b1), rank3(t, b2));
         let (rb, nb) = match self.kind {
             IndexKind::Dense => (
-                t.off6_dense[sb][tb] + b1 * t.n3[sb - tb] + b2,
-                t.off6_dense[sb][sb + 1],
+                t.off6_dense[sb][tb] + b1 * t.n3[tb2] + b2,
+                t.off6_dense[sb][sb1],
             ),
             IndexKind::Reachable => {
                 let z1 = t.z3[tb];
                 let inner = if b1 < z1 {
-                    b1 * t.n3[sb - tb] + b2
+                    b1 * t.n3[tb2] + b2
                 } else {
-                    z1 * t.n3[sb - tb] + (b1 - z1) * t.z3[sb - tb] + b2
+                    z1 * t.n3[tb2] + (b1 - z1) * t.z3[tb2] + b2
                 };
-                (t.off6_zero[sb][tb] + inner, t.off6_zero[sb][sb + 1])
+                (t.off6_zero[sb][tb] + inner, t.off6_zero[sb][sb1])
             }
         };
         t.off12[self.kind as usize][n][m] + ra * nb + rb

@@ -88,9 +88,10 @@ impl Deref for MoveList {
     }
 }
 
-/// What sowing does, for every origin house `0..6` and seed count `0..=48`: the seeds added
-/// to each house (one byte per house of a little-endian `u128`; the origin gets none) and
-/// the house of the last seed.
+/// What sowing does, for every origin house `0..6` and seed count `0..=48`: the change of
+/// every house (one byte per house of a little-endian `u128`, as a wrapping difference: the
+/// origin loses its seeds, the others gain what is sown into them) and the house of the
+/// last seed.
 struct SowTable {
     delta: [[u128; 49]; 6],
     last: [[u8; 49]; 6],
@@ -120,7 +121,9 @@ const fn sow_table() -> SowTable {
                 d += 1u128 << (8 * ((i + k) % HOUSES));
                 k += 1;
             }
-            t.delta[i][s] = d;
+            // Taking the `s` seeds out of the origin, in the same addition (wrapping: the
+            // origin holds exactly `s`, so no byte borrows once the board is added).
+            t.delta[i][s] = d.wrapping_sub((s as u128) << (8 * i));
             t.last[i][s] = if rem == 0 {
                 ((i + 11) % HOUSES) as u8
             } else {
@@ -135,13 +138,12 @@ const fn sow_table() -> SowTable {
 
 static SOW: SowTable = sow_table();
 
-/// The board with house `i` sown (12 bytes of a little-endian `u128`, no byte overflows
-/// since a board holds at most 48 seeds), and the house of the last seed.
+/// The board with house `i` (holding `seeds`) sown (12 bytes of a little-endian `u128`, no
+/// byte overflows since a board holds at most 48 seeds), and the house of the last seed.
 #[inline]
 fn sow(board: u128, i: usize, seeds: u8) -> (u128, usize) {
-    let cleared = board & !(0xFFu128 << (8 * i));
     (
-        cleared + SOW.delta[i][seeds as usize],
+        board.wrapping_add(SOW.delta[i][seeds as usize]),
         SOW.last[i][seeds as usize] as usize,
     )
 }
@@ -149,7 +151,7 @@ fn sow(board: u128, i: usize, seeds: u8) -> (u128, usize) {
 /// House `h` of a packed board.
 #[inline]
 fn byte(x: u128, h: usize) -> u8 {
-    (x >> (8 * h)) as u8
+    x.to_le_bytes()[h]
 }
 
 /// Seeds in houses `6..12` of a packed board (one multiply adds the six bytes; no partial
@@ -342,8 +344,11 @@ impl Position {
             if after_h[i] != 0 {
                 continue;
             }
-            let mut p = after;
+            // The board with the seeds taken back so far (house `i` is empty), as bytes to
+            // test and packed to build the parent from: building it from the bytes would
+            // read a word over a byte just stored, which stalls.
             let mut left = after_h;
+            let mut p = after;
             let mut h = i;
             for s in 1..=n {
                 // The house of the `s`-th seed sown from `i` (sowing skips `i`).
@@ -352,7 +357,7 @@ impl Position {
                     break;
                 }
                 left[h] -= 1;
-                p -= 1u128 << (8 * h);
+                p -= ONE_SEED[h];
                 // Quick rejection: the last seed lands on an opponent house whose count
                 // captures, so the move captures, unless it is a grand slam that captures
                 // nothing (the forward check below decides those).
@@ -371,7 +376,7 @@ impl Position {
                         continue;
                     }
                 }
-                let parent = Position::from_packed(p + (u128::from(s) << (8 * i)));
+                let parent = Position::from_packed(p + u128::from(u64::from(s) << (8 * i)));
                 let grand_slam_like = h >= 6 && rules.capture.contains(after_h[h]);
                 let eradicating = opp_after == 0;
                 let yields = if grand_slam_like
@@ -396,6 +401,17 @@ impl Position {
         }
     }
 }
+
+/// `ONE_SEED[h]`: one seed in house `h` of a packed board.
+const ONE_SEED: [u128; HOUSES] = {
+    let mut t = [0u128; HOUSES];
+    let mut h = 0;
+    while h < HOUSES {
+        t[h] = 1 << (8 * h);
+        h += 1;
+    }
+    t
+};
 
 /// `NEXT_SOWN[i][h]`: the house that receives the seed after house `h` when house `i`
 /// (of the mover, 0..6) is sown: `h + 1` around the board, skipping `i`.
