@@ -13,12 +13,29 @@ pub const MAX_SEEDS: u8 = 48;
 /// A board seen from the side to move: houses `0..6` are the mover's, `6..12` the opponent's.
 ///
 /// Captured seeds are not part of a position. The tier of a position is its seed count.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Default)]
-pub struct Position([u8; HOUSES]);
+///
+/// Positions compare (`Ord`) as their arrays of house counts, house 0 first.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Position(
+    /// The houses packed one per byte, house 0 in the low byte; bytes 12..16 are zero.
+    u128,
+);
+
+/// Packs 12 house counts one per byte, house 0 in the low byte.
+#[inline]
+const fn pack(houses: [u8; HOUSES]) -> u128 {
+    let mut b = [0u8; 16];
+    let mut i = 0;
+    while i < HOUSES {
+        b[i] = houses[i];
+        i += 1;
+    }
+    u128::from_le_bytes(b)
+}
 
 impl Position {
     /// The start position: four seeds in every house.
-    pub const START: Position = Position([4; HOUSES]);
+    pub const START: Position = Position(pack([4; HOUSES]));
 
     /// Builds a position from 12 house counts.
     ///
@@ -32,7 +49,7 @@ impl Position {
                 message: format!("{total} seeds on the board; at most {MAX_SEEDS}"),
             });
         }
-        Ok(Position(houses))
+        Ok(Position(pack(houses)))
     }
 
     /// Builds a position without checking the seed total. The caller guarantees that the
@@ -40,42 +57,38 @@ impl Position {
     #[inline]
     pub fn from_houses_unchecked(houses: [u8; HOUSES]) -> Self {
         debug_assert!(houses.iter().map(|&h| u32::from(h)).sum::<u32>() <= 48);
-        Position(houses)
+        Position(pack(houses))
     }
 
     /// The position from 12 house counts packed one per byte in a little-endian `u128`
     /// (bytes 12..16 zero); the caller guarantees at most 48 seeds.
     #[inline]
     pub(crate) fn from_packed(x: u128) -> Self {
-        let b = x.to_le_bytes();
-        let mut h = [0u8; HOUSES];
-        h.copy_from_slice(&b[..HOUSES]);
-        Position::from_houses_unchecked(h)
+        debug_assert!(x >> (8 * HOUSES) == 0);
+        let p = Position(x);
+        debug_assert!(p.seeds() <= MAX_SEEDS);
+        p
     }
 
     /// The houses packed one per byte in a little-endian `u128`.
     #[inline]
     pub(crate) fn packed(&self) -> u128 {
-        let (lo, hi) = self.words();
-        u128::from(lo) | (u128::from(hi) << 64)
+        self.0
     }
 
     /// The 12 house counts, mover's houses first.
     #[inline]
-    pub fn houses(&self) -> &[u8; HOUSES] {
-        &self.0
+    pub fn houses(&self) -> [u8; HOUSES] {
+        let b = self.0.to_le_bytes();
+        let mut h = [0u8; HOUSES];
+        h.copy_from_slice(&b[..HOUSES]);
+        h
     }
 
-    /// The houses as two little-endian words (houses 0..8 and 8..12). Reading a freshly
-    /// built position this way, rather than through byte slices that straddle the two
-    /// halves, avoids store-forwarding stalls in the solver's inner loops.
+    /// The houses as two little-endian words (houses 0..8 and 8..12).
     #[inline]
     fn words(&self) -> (u64, u32) {
-        let h = &self.0;
-        (
-            u64::from_le_bytes([h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]]),
-            u32::from_le_bytes([h[8], h[9], h[10], h[11]]),
-        )
+        (self.0 as u64, (self.0 >> 64) as u32)
     }
 
     /// The seeds on the board: the tier of this position.
@@ -103,10 +116,8 @@ impl Position {
     /// The same board seen from the other side (houses rotated by 6).
     #[inline]
     pub fn flipped(&self) -> Position {
-        let h = &self.0;
-        Position([
-            h[6], h[7], h[8], h[9], h[10], h[11], h[0], h[1], h[2], h[3], h[4], h[5],
-        ])
+        const SIDE: u128 = (1 << 48) - 1;
+        Position((self.0 >> 48) & SIDE | (self.0 & SIDE) << 48)
     }
 
     /// Whether a move can lead here: the side that just moved (houses `6..12`) has at least
@@ -123,10 +134,29 @@ impl Position {
     }
 }
 
+impl PartialOrd for Position {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Position {
+    /// As the arrays of house counts, house 0 first.
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.houses().cmp(&other.houses())
+    }
+}
+
+impl fmt::Debug for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Position").field(&self.houses()).finish()
+    }
+}
+
 impl fmt::Display for Position {
     /// Prints the 12 counts separated by single spaces, mover's houses first.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, h) in self.0.iter().enumerate() {
+        for (i, h) in self.houses().iter().enumerate() {
             if i > 0 {
                 f.write_str(" ")?;
             }

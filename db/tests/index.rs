@@ -134,7 +134,7 @@ fn any_position() -> impl Strategy<Value = Position> {
 /// 48 seeds.
 fn full_opponent_position() -> impl Strategy<Value = Position> {
     any_position().prop_map(|p| {
-        let mut h = *p.houses();
+        let mut h = p.houses();
         // Make room: remove seeds from the fullest houses until 6 can be added.
         while h.iter().map(|&x| u32::from(x)).sum::<u32>() > 42 {
             let k = (0..12).max_by_key(|&k| h[k]).expect("12 houses");

@@ -17,7 +17,7 @@ const MAX_DEPTH: u32 = 9;
 
 /// The legal moves of `p` as `(house, outcome)`, by a direct reading of `RULES.md`.
 fn reference_moves(p: &Position, rules: &Rules) -> Vec<(u8, Outcome)> {
-    let board = *p.houses();
+    let board = p.houses();
     let n: u8 = board.iter().sum();
     let opp_before: u8 = board[6..].iter().sum();
     let mut moves = Vec::new(); // (house, outcome, eradicating)
