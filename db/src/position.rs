@@ -15,7 +15,10 @@ pub const MAX_SEEDS: u8 = 48;
 /// Captured seeds are not part of a position. The tier of a position is its seed count.
 ///
 /// Positions compare (`Ord`) as their arrays of house counts, house 0 first.
+///
+/// Packed (byte-aligned, 16 bytes), so that moves and move lists holding positions stay small.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[repr(C, packed)]
 pub struct Position(
     /// The houses packed one per byte, house 0 in the low byte; bytes 12..16 are zero.
     u128,
