@@ -172,13 +172,6 @@ fn clear(x: u128, from: usize, to: usize) -> u128 {
     x & !mask
 }
 
-/// The packed board seen from the other side.
-#[inline]
-fn flip(x: u128) -> u128 {
-    const M: u128 = (1 << 48) - 1;
-    ((x >> 48) & M) | ((x & M) << 48)
-}
-
 /// The move generator of one position: the board and the counts every move needs.
 struct Sower {
     packed: u128,
@@ -256,7 +249,7 @@ impl Sower {
         let outcome = match end {
             Some(score) => Outcome::End { score },
             None => Outcome::Continue {
-                child: Position::from_packed(flip(a)),
+                child: Position::from_packed(a).flipped(),
                 captured,
             },
         };
