@@ -329,8 +329,8 @@ impl Position {
     /// reachable positions skips the others.
     pub fn unmoves(&self, rules: &Rules, mut f: impl FnMut(Position, u8)) {
         // The board right after the move, from the parent's side.
-        let after_h = self.flipped().houses();
-        let after = self.flipped().packed();
+        let flipped = self.flipped();
+        let (after_h, after) = (flipped.houses(), flipped.packed());
         let n = self.seeds();
         let opp_after = opp_sum(after);
         for i in 0..6 {
