@@ -320,6 +320,69 @@ impl Position {
         any
     }
 
+    /// The un-moves of this position whose parent is reachable ([`Position::is_reachable`]):
+    /// the same calls as [`Position::unmoves`], in the same order, without those of
+    /// unreachable parents. This is what a solver over an index of reachable positions needs.
+    ///
+    /// Most positions take a branch-light path that finds every un-move from bit masks of
+    /// the board (empty houses, counts that capture, single seeds) and builds each parent
+    /// with one table lookup and one addition; the rare positions it does not cover (a sowing
+    /// of 11 seeds or more, a possible grand slam, an opponent left without seeds) go through
+    /// [`Position::unmoves`].
+    #[inline]
+    pub fn unmoves_reachable(&self, rules: &Rules, mut f: impl FnMut(Position, u8)) {
+        let after = self.flipped().packed();
+        let nonzero = house_mask(after, |c| c != 0);
+        let opp_nonzero = nonzero >> 6;
+        let set = u64::from(rules.capture.bits());
+        let captures = house_mask(after, |c| (set >> (c & 63)) & 1 != 0) & 0xFC0;
+        let slam_may_keep = matches!(
+            rules.grand_slam,
+            GrandSlam::NoCapture | GrandSlam::KeepLast | GrandSlam::KeepFirst
+        );
+        if opp_nonzero == 0
+            || nonzero.count_ones() == 11
+            || (slam_may_keep && opp_nonzero & !(captures >> 6) == 0)
+        {
+            // An opponent without seeds (legality depends on the starving option), a sowing
+            // that may go all around the board, or a possible grand slam.
+            self.unmoves(rules, |p, house| {
+                if p.is_reachable() {
+                    f(p, house);
+                }
+            });
+            return;
+        }
+        // Every sowing is of at most 10 seeds, so it takes back one seed from each of the
+        // houses after `i` up to the first empty one; it captures exactly when its last seed
+        // made an opponent house's count one that captures (no grand slam is possible).
+        // With every opponent house holding seeds, the parent is reachable only if the
+        // sowing passed an opponent house that holds a single seed now.
+        let all_opp_nonzero = opp_nonzero == 0x3F;
+        let singles = house_mask(after, |c| c == 1) & 0xFC0;
+        let mut found = 0u64;
+        for i in 0..6 {
+            let r = i + 1;
+            let run = (!rotate12(nonzero, r)).trailing_zeros();
+            let mut sown = ((1u32 << run) - 1) & !rotate12(captures, r);
+            if all_opp_nonzero {
+                let first_single = (rotate12(singles, r) | 1 << HOUSES).trailing_zeros();
+                sown &= !((1u32 << first_single) - 1);
+            }
+            let empty = (nonzero >> i) & 1 ^ 1;
+            sown &= 0u32.wrapping_sub(empty) & ((1 << FAST_SOWN) - 1);
+            found |= u64::from(sown) << (FAST_SOWN * i);
+        }
+        while found != 0 {
+            let b = found.trailing_zeros() as usize;
+            found &= found - 1;
+            f(
+                Position::from_packed(after.wrapping_add(UNSOW[b])),
+                (b / FAST_SOWN) as u8,
+            );
+        }
+    }
+
     /// The un-moves of this position: calls `f(parent, house)` for every position `parent`
     /// of the same tier whose legal, non-capturing move from `house` yields `self`.
     ///
@@ -393,6 +456,51 @@ impl Position {
             }
         }
     }
+}
+
+/// Longest sowing the fast path of [`Position::unmoves_reachable`] takes back: 10 seeds.
+/// With 11 or more, every other house is sown, which only the general path handles.
+const FAST_SOWN: usize = 10;
+
+/// `UNSOW[FAST_SOWN * i + s - 1]`: what taking back a sowing of `s` seeds from house `i`
+/// adds to the packed board after the move (modulo 2¹²⁸): `s` seeds back into house `i`, one
+/// seed out of each of the `s` houses after it. `s` is at most [`FAST_SOWN`], so no house is
+/// sown twice and house `i` is not skipped.
+const UNSOW: [u128; 6 * FAST_SOWN] = {
+    let mut t = [0u128; 6 * FAST_SOWN];
+    let mut i = 0;
+    while i < 6 {
+        let mut s = 1;
+        while s <= FAST_SOWN {
+            let mut d = (s as u128) << (8 * i);
+            let mut k = 1;
+            while k <= s {
+                d = d.wrapping_sub(ONE_SEED[(i + k) % HOUSES]);
+                k += 1;
+            }
+            t[FAST_SOWN * i + s - 1] = d;
+            s += 1;
+        }
+        i += 1;
+    }
+    t
+};
+
+/// The 12-bit mask of the houses of a packed board for which `test(count)` holds.
+#[inline(always)]
+fn house_mask(x: u128, test: impl Fn(u8) -> bool) -> u32 {
+    let b = x.to_le_bytes();
+    let mut m = 0u32;
+    for (h, &c) in b[..HOUSES].iter().enumerate() {
+        m |= u32::from(test(c)) << h;
+    }
+    m
+}
+
+/// Rotates a 12-bit house mask right by `r` (1..=6): bit 0 of the result is house `r`.
+#[inline(always)]
+fn rotate12(x: u32, r: usize) -> u32 {
+    (x >> r | x << (HOUSES - r)) & 0xFFF
 }
 
 /// `ONE_SEED[h]`: one seed in house `h` of a packed board.

@@ -115,6 +115,12 @@ impl CaptureSet {
         count < 8 && (self.0 >> count) & 1 == 1
     }
 
+    /// The set as a bit mask: bit `c` is set when count `c` captures.
+    #[inline]
+    pub(crate) fn bits(self) -> u8 {
+        self.0
+    }
+
     /// Every non-empty subset of `1..=3`.
     pub fn all() -> impl Iterator<Item = CaptureSet> {
         (1u8..8).map(|m| CaptureSet(m << 1))

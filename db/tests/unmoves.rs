@@ -75,8 +75,22 @@ fn check_tier(n: u8, rules: &Rules) -> usize {
             );
         }
         edges += got.len();
+        check_reachable(&q, rules);
     }
     edges
+}
+
+/// `unmoves_reachable` must report the reachable parents of `unmoves`, in the same order.
+fn check_reachable(q: &Position, rules: &Rules) {
+    let mut want = Vec::new();
+    q.unmoves(rules, |p, house| {
+        if p.is_reachable() {
+            want.push((p, house));
+        }
+    });
+    let mut got = Vec::new();
+    q.unmoves_reachable(rules, |p, house| got.push((p, house)));
+    assert_eq!(got, want, "rules {rules}, position {q}: unmoves_reachable");
 }
 
 #[test]
@@ -89,6 +103,22 @@ fn unmoves_invert_non_capturing_moves_exhaustively() {
         }
         // Guard against a vacuous pass: the inversion must have had something to check.
         assert!(edges > 100_000, "{text}: only {edges} non-capturing moves");
+    }
+}
+
+#[test]
+fn reachable_unmoves_match_at_every_tier() {
+    // Random positions of every tier, where sowings go around the board and the general
+    // path of `unmoves_reachable` takes over.
+    let mut rng = fastrand::Rng::with_seed(7);
+    for text in rules_under_test() {
+        let rules: Rules = text.parse().expect("rules text");
+        for n in 0..=48u8 {
+            let idx = TierIndex::new(n, IndexKind::Dense);
+            for _ in 0..2_000 {
+                check_reachable(&idx.unrank(rng.u64(0..idx.size())), &rules);
+            }
+        }
     }
 }
 

@@ -181,12 +181,10 @@ impl Ctx<'_> {
     /// position, prefetching their state words.
     #[inline]
     fn parents(&self, c: &Position, low: bool, out: &mut Vec<(u64, Position)>) {
-        c.unmoves(self.rules, |p, _house| {
-            if p.is_reachable() {
-                let j = self.index.rank_unchecked(&p);
-                prefetch(&self.state[j as usize]);
-                out.push((j | u64::from(low) << CHILD_LOW, p));
-            }
+        c.unmoves_reachable(self.rules, |p, _house| {
+            let j = self.index.rank_unchecked(&p);
+            prefetch(&self.state[j as usize]);
+            out.push((j | u64::from(low) << CHILD_LOW, p));
         });
     }
 

@@ -257,11 +257,9 @@ impl Ctx<'_> {
                     let v = val(self.state[j as usize].load(Ordering::Relaxed));
                     let low = u64::from(v < 0);
                     let c = self.index.unrank(self.start + u64::from(j));
-                    c.unmoves(self.rules, |p: Position, _| {
-                        if p.is_reachable() {
-                            let g = self.index.rank_unchecked(&p);
-                            buckets[self.part.owner(g)].push(g << 1 | low);
-                        }
+                    c.unmoves_reachable(self.rules, |p: Position, _| {
+                        let g = self.index.rank_unchecked(&p);
+                        buckets[self.part.owner(g)].push(g << 1 | low);
                     });
                 }
                 buckets
