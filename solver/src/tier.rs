@@ -461,11 +461,11 @@ fn level_start(ctx: &Ctx<'_>, k: i8) -> u64 {
                     }
                     let base = c * CHUNK + g * LEVEL_GRANULE;
                     for (q, quad) in granule.chunks(4).enumerate() {
-                        if quad.len() == 4 && !may_hit(quad, k) {
-                            continue;
-                        }
-                        for (r, w) in quad.iter().enumerate() {
-                            if let Some(v) = start_word(w, k) {
+                        let mut hits = quad_hits(quad, k);
+                        while hits != 0 {
+                            let r = hits.trailing_zeros() as usize / 16;
+                            hits &= hits - 1;
+                            if let Some(v) = start_word(&quad[r], k) {
                                 let j = (base + q * 4 + r) as u64;
                                 taken += ctx.take(k, j, v < 0, work);
                             }
@@ -492,7 +492,7 @@ fn start_word(w: &AtomicU16, k: i8) -> Option<i8> {
                 return None;
             }
             pack(k, DECIDED)
-        } else if s & PENDING != 0 && v.abs() == k {
+        } else if s & PENDING != 0 && v.unsigned_abs() == k.unsigned_abs() {
             s & !PENDING
         } else {
             return None;
@@ -504,23 +504,26 @@ fn start_word(w: &AtomicU16, k: i8) -> Option<i8> {
     }
 }
 
-/// Whether one of the four state words may be a hit of level `k`'s scan: whether one has the
-/// value byte `k` or `−k`, tested on the four at once. A word that is a hit when the scan
-/// reaches it has one of these bytes already (propagation only decides undecided words, and
-/// makes one pending at `±k` only from an exit of `k`), so a quad without them is skipped
-/// safely.
+/// The hits of level `k`'s scan among (at most) four state words, found at once: bit `16 r +
+/// 15` is set when word `r` is undecided with the value byte `k`, or pending with `k` or `−k`
+/// (what [`start_word`] takes). Without a branch per word, which mispredicts; a hit can
+/// still be lost to a concurrent propagation, which `start_word` checks.
 #[inline(always)]
-fn may_hit(quad: &[AtomicU16], k: i8) -> bool {
+fn quad_hits(quad: &[AtomicU16], k: i8) -> u64 {
     const LANES: u64 = 0x0001_0001_0001_0001;
     const HIGH: u64 = 0x8000_8000_8000_8000;
-    let q = quad.iter().enumerate().fold(0u64, |q, (i, w)| {
+    let q = quad.iter().take(4).enumerate().fold(0u64, |q, (i, w)| {
         q | u64::from(w.load(Ordering::Relaxed)) << (16 * i)
     });
     let bytes = q & 0x00FF_00FF_00FF_00FF;
-    // A lane of `x` is zero: the classic test, exact about whether any lane is.
-    let zero_lane = |x: u64| x.wrapping_sub(LANES) & !x & HIGH != 0;
-    zero_lane(bytes ^ (u64::from(k as u8) * LANES))
-        || zero_lane(bytes ^ (u64::from(k.wrapping_neg() as u8) * LANES))
+    // Bit 15 of a lane of `x` (each lane under 256) is set when the lane is zero.
+    let zero = |x: u64| !(x + 0x7FFF * LANES) & HIGH;
+    let plus = zero(bytes ^ (u64::from(k as u8) * LANES));
+    let minus = zero(bytes ^ (u64::from(k.wrapping_neg() as u8) * LANES));
+    // DECIDED (bit 11) and PENDING (bit 12) moved to bit 15 of their lane.
+    let decided = q << 4 & HIGH;
+    let pending = q << 3 & HIGH;
+    (!decided & plus) | (decided & pending & (plus | minus))
 }
 
 /// A position decided at the current level and not yet propagated: its index, with bit
@@ -667,14 +670,14 @@ fn compact(words: AtomicBuf<AtomicU16>, len: usize) -> TierScores {
 mod tests {
     use super::*;
 
-    /// `may_hit` is true exactly when a word's value byte is `k` or `−k`, whatever the high
-    /// bytes and wherever the word sits in the quad.
+    /// `quad_hits` marks exactly the words that `start_word` takes, whatever the flags and
+    /// wherever the word sits in a quad of one to four words.
     #[test]
-    fn may_hit_finds_every_value_byte_of_the_level() {
+    fn quad_hits_finds_exactly_the_words_a_scan_takes() {
         let mut rng = fastrand::Rng::with_seed(7);
         for k in 1..=48i8 {
-            for _ in 0..2_000 {
-                let words: Vec<u16> = (0..4)
+            for _ in 0..4_000 {
+                let words: Vec<u16> = (0..rng.usize(1..=4))
                     .map(|_| {
                         let byte = match rng.u8(0..4) {
                             0 => k as u8,
@@ -685,10 +688,11 @@ mod tests {
                     })
                     .collect();
                 let quad: Vec<AtomicU16> = words.iter().map(|&w| AtomicU16::new(w)).collect();
-                let expected = words
-                    .iter()
-                    .any(|&w| val(w) == k || val(w) == k.wrapping_neg());
-                assert_eq!(may_hit(&quad, k), expected, "k {k}, words {words:x?}");
+                let expected = words.iter().enumerate().fold(0u64, |m, (r, &w)| {
+                    let hit = start_word(&AtomicU16::new(w), k).is_some();
+                    m | u64::from(hit) << (16 * r + 15)
+                });
+                assert_eq!(quad_hits(&quad, k), expected, "k {k}, words {words:x?}");
             }
         }
     }
