@@ -2,7 +2,9 @@
 //!
 //! The library that reads and probes Oware endgame databases: the rules of `RULES.md` with
 //! every option ([`Rules`]), positions ([`Position`]), legal moves and their results
-//! ([`Position::moves`]), un-moves ([`Position::unmoves`]) for retrograde analysis, and the
+//! ([`Position::moves`]), for retrograde analysis un-moves ([`Position::unmoves`], and
+//! [`Position::unmoves_reachable`] for an index of reachable positions) and the moves that
+//! leave a tier ([`ExitMoves`]), and the
 //! perfect-hash index of a tier ([`TierIndex`]).
 //!
 //! A *score* is the perfect-play difference between the seeds the mover captures from now on
@@ -32,7 +34,7 @@ mod tablebase;
 pub use error::{Error, ParseError};
 pub use index::{binomial, tier_size, Cursor, IndexKind, TierIndex, Unranker};
 pub use manifest::{Manifest, TierEntry, TierStats};
-pub use moves::{Move, MoveList, Outcome};
+pub use moves::{ExitMoves, Move, MoveList, Outcome};
 pub use position::{Position, HOUSES, MAX_SEEDS};
 pub use rules::{CaptureSet, GrandSlam, Rules, Starve, PRESETS};
 pub use table::Table;

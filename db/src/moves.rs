@@ -264,6 +264,121 @@ impl Sower {
     }
 }
 
+/// The moves that leave a tier (captures and ends of the game) of many positions in a row:
+/// the first pass of a retrograde solver, which visits a tier in index order.
+///
+/// Consecutive indices share the mover's side, so what depends on it alone (which houses
+/// hold seeds, where the last seed of each sowing lands) is worked out once per side. A
+/// sowing of at most 11 seeds puts one seed in each house after its origin, so while the
+/// opponent has seeds it stays in the tier unless its last seed lands on an opponent house
+/// whose count, plus one, captures; only the moves that may capture, or that go around the
+/// board, are played. Positions that leave the opponent without seeds, and the `eradicate`
+/// starving option, take the general path.
+#[derive(Clone, Debug)]
+pub struct ExitMoves {
+    rules: Rules,
+    /// The mover's side the fields below describe (houses `0..6` packed), or `u64::MAX`.
+    side: u64,
+    /// Moves that stay in the tier whatever the opponent's side.
+    open: u8,
+    /// Houses whose sowing of at most 11 seeds ends on an opponent house (a bit per house).
+    ends: u8,
+    /// The house where each of those sowings ends.
+    last: [u8; 6],
+    /// Houses of 12 seeds or more, whose sowing goes around the board (a bit per house).
+    laps: u8,
+    /// Bit `c` is set when a house that held `c` seeds captures after one more.
+    capture_next: u64,
+}
+
+impl ExitMoves {
+    /// A finder for positions under `rules`.
+    pub fn new(rules: &Rules) -> Self {
+        ExitMoves {
+            rules: *rules,
+            side: u64::MAX,
+            open: 0,
+            ends: 0,
+            last: [0; 6],
+            laps: 0,
+            capture_next: u64::from(rules.capture.bits()) >> 1,
+        }
+    }
+
+    /// Calls `f` for every legal move of `p` that captures or ends the game, in house order
+    /// (the same calls as [`Position::for_each_move`] without the moves that stay in the
+    /// tier), and returns how many legal moves stay in the tier (non-capturing moves, grand
+    /// slams that capture nothing included), or `None` when `p` has no legal move.
+    #[inline]
+    pub fn for_each(&mut self, p: &Position, mut f: impl FnMut(&Move)) -> Option<u8> {
+        const SIDE: u128 = (1 << 48) - 1;
+        let packed = p.packed();
+        let rules = self.rules;
+        if rules.starve == Starve::Eradicate || packed >> 48 == 0 {
+            // Legality depends on the other moves, or on feeding the opponent.
+            let mut open = 0u8;
+            let any = p.for_each_move(&rules, |m| match m.outcome {
+                Outcome::Continue { captured: 0, .. } => open += 1,
+                _ => f(m),
+            });
+            return any.then_some(open);
+        }
+        let side = (packed & SIDE) as u64;
+        if side != self.side {
+            self.prepare(side);
+        }
+        let mut open = self.open;
+        let mut play = self.laps;
+        let mut ends = self.ends;
+        while ends != 0 {
+            let i = ends.trailing_zeros() as usize;
+            ends &= ends - 1;
+            let count = byte(packed, usize::from(self.last[i]));
+            if (self.capture_next >> count) & 1 != 0 {
+                play |= 1 << i;
+            } else {
+                open += 1;
+            }
+        }
+        let mut any = open > 0;
+        if play != 0 {
+            let mut sower = Sower::new(p);
+            while play != 0 {
+                let i = play.trailing_zeros() as usize;
+                play &= play - 1;
+                if let Some((m, _)) = sower.play(i, &rules) {
+                    any = true;
+                    match m.outcome {
+                        Outcome::Continue { captured: 0, .. } => open += 1,
+                        _ => f(&m),
+                    }
+                }
+            }
+        }
+        any.then_some(open)
+    }
+
+    /// Works out what depends on the mover's side `side` alone.
+    fn prepare(&mut self, side: u64) {
+        self.side = side;
+        (self.open, self.ends, self.laps) = (0, 0, 0);
+        for (i, &s) in side.to_le_bytes()[..6].iter().enumerate() {
+            let last = i + usize::from(s);
+            if s == 0 {
+                continue;
+            } else if s >= 12 {
+                self.laps |= 1 << i;
+            } else if (6..HOUSES).contains(&last) {
+                self.ends |= 1 << i;
+                self.last[i] = last as u8;
+            } else {
+                // The last seed lands on the mover's own side: nothing to capture.
+                self.open += 1;
+            }
+        }
+    }
+}
+
 impl Position {
     /// The score of the game ended here by rule 6 (no legal move): each side takes the seeds
     /// on its own side, so the score is `(seeds in 0..6) − (seeds in 6..12)`.

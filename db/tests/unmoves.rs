@@ -10,28 +10,13 @@
 //! Run it with `cargo test --release -p oware-db --test unmoves` (a few seconds); in the
 //! default test profile (opt-level 1) it takes longer but still passes.
 
-use oware_db::{GrandSlam, IndexKind, Outcome, Position, Rules, TierIndex};
+mod common;
+
+use common::rules_under_test;
+use oware_db::{IndexKind, Outcome, Position, Rules, TierIndex};
 
 /// Highest tier checked exhaustively (tier 10 has 352,716 positions).
 const MAX_TIER: u8 = 10;
-
-/// Every rules value the inversion is checked under, by text.
-fn rules_under_test() -> Vec<String> {
-    let mut v = vec!["abapa".to_string(), "awari".to_string()];
-    for name in GrandSlam::NAMES {
-        v.push(format!("abapa+grand-slam={name}"));
-    }
-    v.extend(
-        [
-            "abapa+capture=1,2",
-            "abapa+capture=1,2,3",
-            "abapa+starve=forfeit",
-            "awari+capture=3",
-        ]
-        .map(String::from),
-    );
-    v
-}
 
 /// The brute-force inversion: `parents[rank(child)]` holds every `(parent, house)` whose legal
 /// move leads to `child` in the same tier without capture.

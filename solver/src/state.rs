@@ -4,7 +4,7 @@
 //! bit 11 = decided; bit 12 = decided with a nonzero score that has not yet acted on its
 //! parents.
 
-use oware_db::{Outcome, Position, Rules};
+use oware_db::{ExitMoves, Outcome, Position};
 
 /// One in-tier move in the open count.
 pub(crate) const OPEN_ONE: u16 = 1 << 8;
@@ -33,26 +33,25 @@ pub(crate) fn pack(v: i8, flags: u16) -> u16 {
 /// moves that end the game (or, with no legal move, the end score), and the open count, or
 /// `DECIDED | PENDING` when no move stays in the tier. `capture(child, captured)` is called
 /// for every capturing move; the caller folds `captured − score(child)` into the value.
+/// `exits` finds the moves under the tier's rules (see [`ExitMoves`]).
 #[inline]
 pub(crate) fn initial_word(
     p: &Position,
-    rules: &Rules,
+    exits: &mut ExitMoves,
     mut capture: impl FnMut(&Position, i8),
 ) -> u16 {
     let mut exit = NO_EXIT;
-    let mut open = 0u16;
-    let any = p.for_each_move(rules, |m| match m.outcome {
-        Outcome::Continue { captured: 0, .. } => open += 1,
+    let open = exits.for_each(p, |m| match m.outcome {
         Outcome::Continue { child, captured } => capture(&child, captured as i8),
         Outcome::End { score } => exit = exit.max(score),
     });
-    if !any {
+    let Some(open) = open else {
         return pack(p.end_score(), DECIDED | PENDING);
-    }
+    };
     let flags = if open == 0 {
         DECIDED | PENDING
     } else {
-        open * OPEN_ONE
+        u16::from(open) * OPEN_ONE
     };
     pack(exit, flags)
 }

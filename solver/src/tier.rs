@@ -47,7 +47,7 @@ use crate::state::{initial_word, pack, val, DECIDED, OPEN_MASK, OPEN_ONE, PENDIN
 use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
 use std::time::Instant;
 
-use oware_db::{IndexKind, Position, Rules, TierIndex, Unranker};
+use oware_db::{ExitMoves, IndexKind, Position, Rules, TierIndex, Unranker};
 use rayon::prelude::*;
 
 use crate::buffer::AtomicBuf;
@@ -138,11 +138,12 @@ impl Ctx<'_> {
         let mut cursor = self.index.cursor(start, start + out.len() as u64);
         let mut captures: Vec<(usize, u8, u64, i8)> = Vec::with_capacity(SUB * 6);
         let mut words = [0u16; SUB];
+        let mut exits = ExitMoves::new(self.rules);
         for sub in out.chunks(SUB) {
             captures.clear();
             for (slot, word) in words.iter_mut().enumerate().take(sub.len()) {
                 let p = cursor.next().unwrap_or_default();
-                *word = initial_word(&p, self.rules, |child, captured| {
+                *word = initial_word(&p, &mut exits, |child, captured| {
                     let (tier, rank, entry) = self.lower.entry(child);
                     prefetch(entry);
                     captures.push((slot, tier, rank, captured));

@@ -33,7 +33,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
 use std::time::Instant;
 
-use oware_db::{IndexKind, Position, Rules, TierIndex};
+use oware_db::{ExitMoves, IndexKind, Position, Rules, TierIndex};
 use rayon::prelude::*;
 
 use super::comm::Comm;
@@ -166,11 +166,12 @@ impl Ctx<'_> {
         let mut cursor = self.index.cursor(g0, g0 + out.len() as u64);
         let mut caps: Vec<(usize, &i8, i8)> = Vec::with_capacity(SUB * 6);
         let mut words = [0u16; SUB];
+        let mut exits = ExitMoves::new(self.rules);
         for sub in out.chunks(SUB) {
             caps.clear();
             for (slot, w) in words.iter_mut().enumerate().take(sub.len()) {
                 let Some(p) = cursor.next() else { break };
-                *w = initial_word(&p, self.rules, |child, captured| {
+                *w = initial_word(&p, &mut exits, |child, captured| {
                     let (_, _, entry) = self.lower.entry(child);
                     prefetch(entry);
                     caps.push((slot, entry, captured));
