@@ -447,10 +447,10 @@ impl Position {
     #[inline]
     pub fn unmoves_reachable(&self, rules: &Rules, mut f: impl FnMut(Position, u8)) {
         let after = self.flipped().packed();
-        let nonzero = house_mask(after, |c| c != 0);
+        let nonzero = nonzero_houses(after);
         let opp_nonzero = nonzero >> 6;
-        let set = u64::from(rules.capture.bits());
-        let captures = house_mask(after, |c| (set >> (c & 63)) & 1 != 0) & 0xFC0;
+        let opp = (after >> 48) as u64;
+        let captures = capture_houses(opp, rules.capture.bits()) << 6;
         let slam_may_keep = matches!(
             rules.grand_slam,
             GrandSlam::NoCapture | GrandSlam::KeepLast | GrandSlam::KeepFirst
@@ -474,7 +474,7 @@ impl Position {
         // With every opponent house holding seeds, the parent is reachable only if the
         // sowing passed an opponent house that holds a single seed now.
         let all_opp_nonzero = opp_nonzero == 0x3F;
-        let singles = house_mask(after, |c| c == 1) & 0xFC0;
+        let singles = gather_bytes(count_bytes(opp, 1)) << 6;
         let mut found = 0u64;
         for i in 0..6 {
             let r = i + 1;
@@ -601,15 +601,46 @@ const UNSOW: [u128; 6 * FAST_SOWN] = {
     t
 };
 
-/// The 12-bit mask of the houses of a packed board for which `test(count)` holds.
+/// Every byte of a word at 1.
+const BYTES_1: u64 = 0x0101_0101_0101_0101;
+
+/// The high bit of every byte of `x` (bytes under 128) that is zero, the other bits clear.
 #[inline(always)]
-fn house_mask(x: u128, test: impl Fn(u8) -> bool) -> u32 {
-    let b = x.to_le_bytes();
-    let mut m = 0u32;
-    for (h, &c) in b[..HOUSES].iter().enumerate() {
-        m |= u32::from(test(c)) << h;
+fn zero_bytes(x: u64) -> u64 {
+    // A byte `b < 128` plus 0x7F reaches the high bit exactly when `b > 0`, without a carry.
+    !(x + 0x7F * BYTES_1) & 0x80 * BYTES_1
+}
+
+/// The high bit of every byte of `x` (bytes under 128) equal to `count` (1..=127).
+#[inline(always)]
+fn count_bytes(x: u64, count: u8) -> u64 {
+    zero_bytes(x ^ u64::from(count) * BYTES_1)
+}
+
+/// Gathers the high bits of the bytes of `x` (the others clear) into bits `0..8`.
+#[inline(always)]
+fn gather_bytes(x: u64) -> u32 {
+    ((x >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u32
+}
+
+/// The 12-bit mask of the houses of a packed board that hold seeds.
+#[inline(always)]
+fn nonzero_houses(x: u128) -> u32 {
+    let (lo, hi) = (x as u64, (x >> 64) as u64);
+    !(gather_bytes(zero_bytes(lo)) | gather_bytes(zero_bytes(hi)) << 8) & 0xFFF
+}
+
+/// The 6-bit mask of the houses of a side (`side`: six packed houses, the top bytes zero)
+/// whose count is in the capture set `set` (bit `c` for count `c`, counts 1..=3).
+#[inline(always)]
+fn capture_houses(side: u64, set: u8) -> u32 {
+    let mut m = 0;
+    for c in 1..=3 {
+        if set >> c & 1 != 0 {
+            m |= count_bytes(side, c);
+        }
     }
-    m
+    gather_bytes(m) & 0x3F
 }
 
 /// Rotates a 12-bit house mask right by `r` (1..=6): bit 0 of the result is house `r`.
