@@ -608,13 +608,13 @@ const BYTES_1: u64 = 0x0101_0101_0101_0101;
 #[inline(always)]
 fn zero_bytes(x: u64) -> u64 {
     // A byte `b < 128` plus 0x7F reaches the high bit exactly when `b > 0`, without a carry.
-    !(x + 0x7F * BYTES_1) & 0x80 * BYTES_1
+    !(x + 0x7F * BYTES_1) & (0x80 * BYTES_1)
 }
 
 /// The high bit of every byte of `x` (bytes under 128) equal to `count` (1..=127).
 #[inline(always)]
 fn count_bytes(x: u64, count: u8) -> u64 {
-    zero_bytes(x ^ u64::from(count) * BYTES_1)
+    zero_bytes(x ^ (u64::from(count) * BYTES_1))
 }
 
 /// Gathers the high bits of the bytes of `x` (the others clear) into bits `0..8`.

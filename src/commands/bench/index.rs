@@ -74,6 +74,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut rank_unchecked = Pass::default();
     let mut moves = Pass::default();
     let mut unmoves = Pass::default();
+    let mut unmoves_reachable = Pass::default();
     let mut buf: Vec<Position> = Vec::with_capacity(CHUNK.min(size) as usize);
     let mut rank_sum: u128 = 0;
     let started = Instant::now();
@@ -120,6 +121,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
             count
         });
+        unmoves_reachable.timed(|| {
+            let mut count = 0u64;
+            for p in &buf {
+                p.unmoves_reachable(black_box(&rules), |parent, house| {
+                    black_box((parent, house));
+                    count += 1;
+                });
+            }
+            count
+        });
         start = end;
     }
     let total = started.elapsed();
@@ -145,6 +156,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         "unmoves         {:8.2} ns/position ({:.2} parents per position)",
         unmoves.ns_per(size),
         avg(&unmoves)
+    );
+    println!(
+        "unmoves_reachable {:6.2} ns/position ({:.2} reachable parents per position)",
+        unmoves_reachable.ns_per(size),
+        avg(&unmoves_reachable)
     );
     println!("wall time       {:8.1} s", total.as_secs_f64());
     Ok(ExitCode::SUCCESS)
