@@ -506,16 +506,25 @@ impl Unranker {
     ///
     /// # Panics
     /// If `i` is not below the tier's size.
-    #[inline]
+    #[inline(always)]
     pub fn unrank(&mut self, i: u64) -> Position {
         if i > self.last && i - self.last < self.limit - self.b2 {
             // Only the last triple moves on, within the compositions of its sum.
             self.b2 += i - self.last;
-            self.packed = (self.packed & !(0xFF_FFFFu128 << 72))
+            let packed = (self.packed & !(0xFF_FFFFu128 << 72))
                 | unrank3(tables(), self.last_sum, self.b2) << 72;
+            self.packed = packed;
             self.last = i;
-            return Position::from_packed(self.packed);
+            return Position::from_packed(packed);
         }
+        Position::from_packed(self.unrank_far(i))
+    }
+
+    /// [`Unranker::unrank`] beyond the last triple's compositions. Out of line, and
+    /// returning the packed board, which travels in registers: a `Position` returned
+    /// through memory and read back at once stalls on store forwarding.
+    #[inline(never)]
+    fn unrank_far(&mut self, i: u64) -> u128 {
         if i < self.start || i >= self.end {
             let (mover, sb, start, _) = self.index.unrank_mover(i);
             self.mover = mover;
@@ -529,7 +538,7 @@ impl Unranker {
         self.b2 = b2;
         self.limit = limit;
         self.last_sum = last_sum;
-        Position::from_packed(self.packed)
+        self.packed
     }
 }
 
