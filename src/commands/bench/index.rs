@@ -3,7 +3,9 @@
 //! The tier is walked in index order in chunks: each chunk is unranked into a buffer (timed as
 //! `unrank`), then every position of the buffer is ranked, has its legal moves generated, and
 //! its un-moves generated, each pass timed separately. Every figure is an average over every
-//! position of the tier, on one thread.
+//! position of the tier, on one thread. Two more passes time what the solver does instead of
+//! `unrank`: a [`oware_db::Cursor`] over the chunk (its first pass) and an
+//! [`oware_db::Unranker`] over every eighth index (a level scan's sparse hits).
 
 use std::hint::black_box;
 use std::process::ExitCode;
@@ -13,8 +15,11 @@ use oware_db::{IndexKind, Position, Rules, TierIndex};
 
 use super::machine;
 
-/// Positions per chunk (12 MiB of positions).
+/// Positions per chunk (16 MiB of positions).
 const CHUNK: u64 = 1 << 20;
+
+/// The stride of the sparse unranker pass.
+const SPARSE: usize = 8;
 
 /// Arguments of `oware bench index`.
 #[derive(clap::Args)]
@@ -75,6 +80,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut moves = Pass::default();
     let mut unmoves = Pass::default();
     let mut unmoves_reachable = Pass::default();
+    let mut cursor = Pass::default();
+    let mut sparse = Pass::default();
+    let mut unranker = idx.unranker();
     let mut buf: Vec<Position> = Vec::with_capacity(CHUNK.min(size) as usize);
     let mut rank_sum: u128 = 0;
     let started = Instant::now();
@@ -87,6 +95,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 buf.push(idx.unrank(black_box(i)));
             }
             end - start
+        });
+        cursor.timed(|| {
+            for p in idx.cursor(start, end) {
+                black_box(p);
+            }
+            end - start
+        });
+        sparse.timed(|| {
+            for i in (start..end).step_by(SPARSE) {
+                black_box(unranker.unrank(black_box(i)));
+            }
+            (end - start).div_ceil(SPARSE as u64)
         });
         rank.timed(|| {
             let mut sum = 0u128;
@@ -147,6 +167,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         rank_unchecked.ns_per(size)
     );
     println!("unrank          {:8.2} ns/position", unrank.ns_per(size));
+    println!("cursor          {:8.2} ns/position", cursor.ns_per(size));
+    println!(
+        "unranker 1/{SPARSE}    {:8.2} ns/position unranked",
+        sparse.time.as_secs_f64() * 1e9 / sparse.count.max(1) as f64
+    );
     println!(
         "moves           {:8.2} ns/position ({:.2} legal moves per position)",
         moves.ns_per(size),
