@@ -249,25 +249,23 @@ impl Ctx<'_> {
             pending.clear();
             for (slot, e) in evals.iter_mut().enumerate().take(sub.len()) {
                 let p = cursor.next().unwrap_or_default();
-                let moves = p.moves(self.rules);
                 *e = Eval {
                     exit: NONE,
                     inner: NONE,
                     open: 0,
                 };
-                if moves.is_empty() {
-                    e.exit = i16::from(p.end_score());
-                }
-                for m in moves.iter() {
-                    match m.outcome {
-                        Outcome::Continue { child, captured } => {
-                            let r = self.child_score(&child, captured);
-                            prefetch(r);
-                            pending.push((slot as u8, captured, r));
-                            e.open += u8::from(captured == 0);
-                        }
-                        Outcome::End { score } => e.exit = e.exit.max(i16::from(score)),
+                // The moves of `Position::moves`, without building the list.
+                let any = p.for_each_move(self.rules, |m| match m.outcome {
+                    Outcome::Continue { child, captured } => {
+                        let r = self.child_score(&child, captured);
+                        prefetch(r);
+                        pending.push((slot as u8, captured, r));
+                        e.open += u8::from(captured == 0);
                     }
+                    Outcome::End { score } => e.exit = e.exit.max(i16::from(score)),
+                });
+                if !any {
+                    e.exit = i16::from(p.end_score());
                 }
             }
             for &(slot, captured, r) in &pending {
@@ -344,6 +342,8 @@ impl Ctx<'_> {
             .map(|(c, chunk)| {
                 let mut taken = 0u64;
                 let mut buf: Vec<(u64, i8)> = Vec::with_capacity(BATCH + 64);
+                // The marks come in increasing order: the unranker keeps the mover's side.
+                let mut unranker = self.index.unranker();
                 for (w, word) in chunk.iter().enumerate() {
                     if word.load(Ordering::Relaxed) == 0 {
                         continue;
@@ -354,7 +354,7 @@ impl Ctx<'_> {
                         bits &= bits - 1;
                         let j = ((c * WORDS + w) as u64) * 64 + b;
                         let v = self.scores[j as usize];
-                        let p = self.index.unrank(j);
+                        let p = unranker.unrank(j);
                         p.unmoves(self.rules, |q, _house| {
                             if q.is_reachable() {
                                 let r = self.index.rank_unchecked(&q);
