@@ -1,0 +1,147 @@
+//! The machine's ceiling for the solver's parent updates: random 16-bit state words updated
+//! in batches of 256 whose cache lines are prefetched first, as `Ctx::propagate` does, with
+//! a chosen amount of other work (a dependent chain of multiplies) before each prefetch.
+//!
+//! Three ways to update a word are timed: a compare-and-swap (what the solver does, since
+//! two threads may update the same word), a plain load and store (only correct for one
+//! owner), and a load alone.
+//!
+//! ```text
+//! cargo run --release -p oware-solver --example random_access -- [MIB] [THREADS]
+//! ```
+//!
+//! `MIB` (default 1536, tier 26's state) is the array's size, in a memory map advised to use
+//! transparent huge pages like the solver's; `THREADS` defaults to 2.
+
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::time::Instant;
+
+use memmap2::{Advice, MmapMut};
+
+/// Updates per batch, whose prefetches are issued before the first update.
+const BATCH: usize = 256;
+
+/// How a word is updated.
+#[derive(Clone, Copy)]
+enum Update {
+    Cas,
+    Plain,
+    Load,
+}
+
+#[inline(always)]
+fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint and never faults.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch(
+            (x as *const T).cast::<i8>(),
+            core::arch::x86_64::_MM_HINT_T0,
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}
+
+/// A step of xorshift (the random index) followed by `work` dependent multiplies.
+#[inline(always)]
+fn next(mut x: u64, work: u32) -> u64 {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    let mut y = x;
+    for _ in 0..work {
+        y = y.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ (y >> 29);
+    }
+    // Keeps the chain live without changing the sequence of indices.
+    x ^ (y & 1 & (y >> 63))
+}
+
+/// Millions of updates per second over all threads.
+fn run(cells: &[AtomicU16], threads: usize, per_thread: usize, work: u32, how: Update) -> f64 {
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            s.spawn(move || {
+                let mut x = 0x9E37_79B9_7F4A_7C15 ^ (t as u64 + 1).wrapping_mul(7919);
+                let len = cells.len() as u128;
+                let mut idx = [0usize; BATCH];
+                for _ in 0..per_thread / BATCH {
+                    for i in idx.iter_mut() {
+                        x = next(x, work);
+                        *i = ((u128::from(x) * len) >> 64) as usize;
+                        prefetch(&cells[*i]);
+                    }
+                    for &i in &idx {
+                        let c = &cells[i];
+                        match how {
+                            Update::Cas => {
+                                let _ = c.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| {
+                                    Some(w.wrapping_add(1))
+                                });
+                            }
+                            Update::Plain => c.store(
+                                c.load(Ordering::Relaxed).wrapping_add(1),
+                                Ordering::Relaxed,
+                            ),
+                            Update::Load => {
+                                std::hint::black_box(c.load(Ordering::Relaxed));
+                            }
+                        }
+                    }
+                }
+            });
+        }
+    });
+    (threads * per_thread) as f64 / start.elapsed().as_secs_f64() / 1e6
+}
+
+/// Nanoseconds per call of `next(_, work)` on one thread.
+fn work_ns(work: u32) -> f64 {
+    const N: u32 = 10_000_000;
+    let start = Instant::now();
+    let mut x = 1u64;
+    for _ in 0..N {
+        x = next(x, work);
+    }
+    std::hint::black_box(x);
+    start.elapsed().as_nanos() as f64 / f64::from(N)
+}
+
+fn main() -> std::io::Result<()> {
+    let mut args = std::env::args().skip(1);
+    let mib: usize = args
+        .next()
+        .map_or(Ok(1536), |a| a.parse())
+        .map_err(std::io::Error::other)?;
+    let threads: usize = args
+        .next()
+        .map_or(Ok(2), |a| a.parse())
+        .map_err(std::io::Error::other)?;
+    let bytes = mib.max(1) << 20;
+    let mut map = MmapMut::map_anon(bytes)?;
+    let _ = map.advise(Advice::HugePage);
+    for page in map.chunks_mut(4096) {
+        page[0] = 1;
+    }
+    // SAFETY: the map is page-aligned, `bytes` long, initialised, and outlives the slice;
+    // it is only accessed through atomics from here on.
+    let cells: &[AtomicU16] =
+        unsafe { std::slice::from_raw_parts(map.as_ptr().cast::<AtomicU16>(), bytes / 2) };
+    let per_thread = 30_000_000;
+    println!("{mib} MiB of 16-bit words, {threads} threads, batches of {BATCH} prefetched updates");
+    println!(
+        "other work ns/update | CAS M/s | plain M/s | load M/s | CAS, plain, load ns/update/thread"
+    );
+    for work in [0, 10, 20, 40] {
+        let ns = work_ns(work);
+        let r = [Update::Cas, Update::Plain, Update::Load]
+            .map(|how| run(cells, threads, per_thread, work, how));
+        let per = r.map(|m| threads as f64 * 1e3 / m);
+        println!(
+            "{ns:20.1} | {:7.1} | {:9.1} | {:8.1} | {:.1}, {:.1}, {:.1}",
+            r[0], r[1], r[2], per[0], per[1], per[2]
+        );
+    }
+    Ok(())
+}
