@@ -29,19 +29,18 @@ enum Update {
     Load,
 }
 
+/// The solver's prefetch hint (`solver/src/prefetch.rs`) for one word.
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn prefetch<T>(x: &T) {
-    #[cfg(target_arch = "x86_64")]
+fn prefetch(word: &AtomicU16) {
+    use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
     // SAFETY: a prefetch is only a hint and never faults.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch(
-            (x as *const T).cast::<i8>(),
-            core::arch::x86_64::_MM_HINT_T0,
-        );
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
+    unsafe { _mm_prefetch::<_MM_HINT_T0>(word.as_ptr().cast::<i8>()) }
 }
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn prefetch(_: &AtomicU16) {}
 
 /// A step of xorshift (the random index) followed by `work` dependent multiplies.
 #[inline(always)]
