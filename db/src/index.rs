@@ -306,14 +306,23 @@ impl TierIndex {
 
     /// The index of `p`, which the caller guarantees is of this tier and covered by this
     /// kind (checked in debug builds; otherwise the result is meaningless).
-    #[inline]
+    #[inline(always)]
     pub fn rank_unchecked(&self, p: &Position) -> u64 {
         debug_assert!(p.seeds() == self.n && self.kind.holds(p));
+        self.rank_packed(p.packed())
+    }
+
+    /// [`TierIndex::rank_unchecked`] of a packed board, taken by value. Where this is not
+    /// inlined, the board arrives whole, in registers: through a reference, the compiler
+    /// would load each triple of houses with a narrow load, and the one of bytes 6..10 spans
+    /// both halves of the board, so it stalls on store forwarding when the caller has just
+    /// stored the position (a move's child, say).
+    #[inline]
+    fn rank_packed(&self, x: u128) -> u64 {
         // The four triples of houses, 24 bits each, and their sums; every table index is
         // masked to its table, so a position of another tier gives a meaningless index
         // rather than a panic.
         let t = tables();
-        let x = p.packed();
         const TRIPLE: u128 = 0xFF_FFFF;
         let [a1, a2, b1, b2] = [0, 24, 48, 72].map(|shift| (x >> shift & TRIPLE) as u32);
         let (ta, tb) = (triple_sum(a1), triple_sum(b1));
