@@ -258,6 +258,47 @@ fn divmod(q: u64, d: u64) -> (u64, u64) {
     }
 }
 
+/// The rank of the packed board `$x` in the index `$index` (see
+/// [`TierIndex::rank_unchecked`]). A macro, not a function: `rank_unchecked` must stay one
+/// function body for the compiler's inlining choices in the solver's hot loops, and
+/// `TierIndex::rank_outlined` needs the same code.
+macro_rules! rank_packed {
+    ($index:expr, $x:expr) => {{
+        let index: &TierIndex = $index;
+        // The four triples of houses, 24 bits each, and their sums; every table index is
+        // masked to its table, so a position of another tier gives a meaningless index
+        // rather than a panic.
+        let t = tables();
+        let x: u128 = $x;
+        const TRIPLE: u128 = 0xFF_FFFF;
+        let [a1, a2, b1, b2] = [0, 24, 48, 72].map(|shift| (x >> shift & TRIPLE) as u32);
+        let (ta, tb) = (triple_sum(a1), triple_sum(b1));
+        let (ta2, tb2) = (triple_sum(a2), triple_sum(b2));
+        let m = (ta + ta2) & (SP - 1);
+        let sb = (tb + tb2) & (SP - 1);
+        let sb1 = (sb + 1) & (ROW - 1);
+        let n = usize::from(index.n) & (SP - 1);
+        let ra = t.off6_dense[m][ta] + rank3(t, a1) * t.n3[ta2] + rank3(t, a2);
+        let (b1, b2) = (rank3(t, b1), rank3(t, b2));
+        let (rb, nb) = match index.kind {
+            IndexKind::Dense => (
+                t.off6_dense[sb][tb] + b1 * t.n3[tb2] + b2,
+                t.off6_dense[sb][sb1],
+            ),
+            IndexKind::Reachable => {
+                let z1 = t.z3[tb];
+                let inner = if b1 < z1 {
+                    b1 * t.n3[tb2] + b2
+                } else {
+                    z1 * t.n3[tb2] + (b1 - z1) * t.z3[tb2] + b2
+                };
+                (t.off6_zero[sb][tb] + inner, t.off6_zero[sb][sb1])
+            }
+        };
+        t.off12[index.kind as usize][n][m] + ra * nb + rb
+    }};
+}
+
 /// The index of one tier: rank and unrank between its positions and `0..size()`.
 ///
 /// Cheap to copy; the look-up tables (under 1 MB) are built once per process.
@@ -306,49 +347,26 @@ impl TierIndex {
 
     /// The index of `p`, which the caller guarantees is of this tier and covered by this
     /// kind (checked in debug builds; otherwise the result is meaningless).
-    #[inline(always)]
+    #[inline]
     pub fn rank_unchecked(&self, p: &Position) -> u64 {
         debug_assert!(p.seeds() == self.n && self.kind.holds(p));
-        self.rank_packed(p.packed())
+        rank_packed!(self, p.packed())
     }
 
-    /// [`TierIndex::rank_unchecked`] of a packed board, taken by value. Where this is not
-    /// inlined, the board arrives whole, in registers: through a reference, the compiler
-    /// would load each triple of houses with a narrow load, and the one of bytes 6..10 spans
-    /// both halves of the board, so it stalls on store forwarding when the caller has just
-    /// stored the position (a move's child, say).
+    /// [`TierIndex::rank_unchecked`], computed out of line from the board passed whole, in
+    /// registers. For a caller whose position was just stored to memory (a move's child): a
+    /// rank through the reference reads the board with narrow loads, and the one of houses
+    /// 6..=9 spans the two 8-byte stores that wrote it, so it cannot be forwarded from them
+    /// and waits.
     #[inline]
-    fn rank_packed(&self, x: u128) -> u64 {
-        // The four triples of houses, 24 bits each, and their sums; every table index is
-        // masked to its table, so a position of another tier gives a meaningless index
-        // rather than a panic.
-        let t = tables();
-        const TRIPLE: u128 = 0xFF_FFFF;
-        let [a1, a2, b1, b2] = [0, 24, 48, 72].map(|shift| (x >> shift & TRIPLE) as u32);
-        let (ta, tb) = (triple_sum(a1), triple_sum(b1));
-        let (ta2, tb2) = (triple_sum(a2), triple_sum(b2));
-        let m = (ta + ta2) & (SP - 1);
-        let sb = (tb + tb2) & (SP - 1);
-        let sb1 = (sb + 1) & (ROW - 1);
-        let n = usize::from(self.n) & (SP - 1);
-        let ra = t.off6_dense[m][ta] + rank3(t, a1) * t.n3[ta2] + rank3(t, a2);
-        let (b1, b2) = (rank3(t, b1), rank3(t, b2));
-        let (rb, nb) = match self.kind {
-            IndexKind::Dense => (
-                t.off6_dense[sb][tb] + b1 * t.n3[tb2] + b2,
-                t.off6_dense[sb][sb1],
-            ),
-            IndexKind::Reachable => {
-                let z1 = t.z3[tb];
-                let inner = if b1 < z1 {
-                    b1 * t.n3[tb2] + b2
-                } else {
-                    z1 * t.n3[tb2] + (b1 - z1) * t.z3[tb2] + b2
-                };
-                (t.off6_zero[sb][tb] + inner, t.off6_zero[sb][sb1])
-            }
-        };
-        t.off12[self.kind as usize][n][m] + ra * nb + rb
+    pub fn rank_unchecked_outlined(&self, p: &Position) -> u64 {
+        debug_assert!(p.seeds() == self.n && self.kind.holds(p));
+        self.rank_outlined(p.packed())
+    }
+
+    #[inline(never)]
+    fn rank_outlined(&self, x: u128) -> u64 {
+        rank_packed!(self, x)
     }
 
     /// The position with index `i`.

@@ -63,6 +63,7 @@ fn exhaustive_round_trip_tiers_0_to_12() {
                     "{kind:?} tier {n}: rank(unrank({i}))"
                 );
                 assert_eq!(idx.rank_unchecked(&p), i);
+                assert_eq!(idx.rank_unchecked_outlined(&p), i);
             }
 
             // rank then unrank, over an independent enumeration of the tier

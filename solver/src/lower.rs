@@ -142,6 +142,14 @@ impl LowerTiers {
         (tier, rank, &scores.as_slice()[rank as usize])
     }
 
+    /// [`LowerTiers::entry`]'s reference to the score, ranked with
+    /// [`TierIndex::rank_unchecked_outlined`]: for a position just stored to memory.
+    #[inline]
+    pub fn entry_outlined(&self, p: &Position) -> &i8 {
+        let (index, scores) = &self.tiers[p.seeds() as usize];
+        &scores.as_slice()[index.rank_unchecked_outlined(p) as usize]
+    }
+
     /// The score of a reachable position of a held tier.
     ///
     /// # Panics

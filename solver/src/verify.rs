@@ -171,13 +171,14 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    /// The place of a child's score: in this tier or a lower one.
+    /// The place of a child's score: in this tier or a lower one. The child was just stored
+    /// in its move, hence the out-of-line ranks (see `TierIndex::rank_unchecked_outlined`).
     #[inline]
     fn child_score(&self, child: &Position, captured: u8) -> &i8 {
         if captured == 0 {
-            &self.scores[self.index.rank_unchecked(child) as usize]
+            &self.scores[self.index.rank_unchecked_outlined(child) as usize]
         } else {
-            self.lower.entry(child).2
+            self.lower.entry_outlined(child)
         }
     }
 
