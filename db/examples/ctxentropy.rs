@@ -5,9 +5,10 @@
 //! that a cursor gives with each position. See README, "Toward 1 bit per position".
 //!
 //! `cargo run --release -p oware-db --example ctxentropy -- tables 20`
-use oware_db::{IndexKind, Position, Table, TierIndex};
+use oware_db::{IndexKind, Position, TierIndex};
 use std::collections::HashMap;
-use std::path::Path;
+
+mod support;
 
 /// Counts of (context, score) pairs.
 type Counts = HashMap<(u64, i8), u64>;
@@ -35,16 +36,10 @@ fn byte(x: i8) -> u64 {
 }
 
 fn main() {
-    let usage = "usage: ctxentropy DIR TIER (a directory of tables holding tier TIER)";
-    let dir = std::env::args().nth(1).expect(usage);
-    let n: u8 = std::env::args()
-        .nth(2)
-        .and_then(|t| t.parse().ok())
-        .expect(usage);
-    let path = Path::new(&dir).join(format!("tier-{n:02}.owt"));
-    let scores = Table::open(&path)
-        .and_then(|table| table.read_all())
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let (dir, n) = support::dir_and_tier(
+        "usage: ctxentropy DIR TIER (a directory of tables holding tier TIER)",
+    );
+    let scores = support::read_tier(&dir, n);
     let contexts: [Context; 6] = [
         ("previous (the tables' model)", |_, p1, _| byte(p1)),
         ("previous, m", |p, p1, _| {

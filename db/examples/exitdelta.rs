@@ -7,8 +7,9 @@
 //! (where the exit is the score, the previous stored value when it is not above it). See README, "Toward 1 bit per position".
 //!
 //! `cargo run --release -p oware-db --example exitdelta -- tables 20`
-use oware_db::{IndexKind, Outcome, Rules, Table, TierIndex};
-use std::path::Path;
+use oware_db::{IndexKind, Outcome, Rules, TierIndex};
+
+mod support;
 
 fn h(counts: &[u64]) -> f64 {
     let t: u64 = counts.iter().sum();
@@ -20,19 +21,11 @@ fn h(counts: &[u64]) -> f64 {
 }
 
 fn main() {
-    let usage = "usage: exitdelta DIR TIER (a directory of abapa tables holding tiers 0..=TIER)";
-    let dir = std::env::args().nth(1).expect(usage);
-    let n: u8 = std::env::args()
-        .nth(2)
-        .and_then(|t| t.parse().ok())
-        .expect(usage);
+    let (dir, n) = support::dir_and_tier(
+        "usage: exitdelta DIR TIER (a directory of abapa tables holding tiers 0..=TIER)",
+    );
     let rules = Rules::ABAPA;
-    let load = |t: u8| {
-        let path = Path::new(&dir).join(format!("tier-{t:02}.owt"));
-        Table::open(&path)
-            .and_then(|table| table.read_all())
-            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-    };
+    let load = |t: u8| support::read_tier(&dir, t);
     let lower: Vec<Vec<i8>> = (0..n).map(load).collect();
     let v = load(n);
     let idx: Vec<TierIndex> = (0..=n)

@@ -9,8 +9,9 @@
 //! "Toward 1 bit per position".
 //!
 //! `cargo run --release -p oware-db --example orderentropy -- tables 20 [--search]`
-use oware_db::{IndexKind, Position, Table, TierIndex};
-use std::path::Path;
+use oware_db::{IndexKind, Position, TierIndex};
+
+mod support;
 
 /// Order-1 entropy of a sequence of scores, in bits per score.
 fn order1(seq: impl Iterator<Item = i8>) -> f64 {
@@ -53,16 +54,10 @@ fn signs(scores: &[i8], k: u32) -> f64 {
 }
 
 fn main() {
-    let usage = "usage: orderentropy DIR TIER [--search] (a directory holding the table of TIER)";
-    let dir = std::env::args().nth(1).expect(usage);
-    let n: u8 = std::env::args()
-        .nth(2)
-        .and_then(|t| t.parse().ok())
-        .expect(usage);
-    let path = Path::new(&dir).join(format!("tier-{n:02}.owt"));
-    let scores = Table::open(&path)
-        .and_then(|table| table.read_all())
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let (dir, n) = support::dir_and_tier(
+        "usage: orderentropy DIR TIER [--search] (a directory holding the table of TIER)",
+    );
+    let scores = support::read_tier(&dir, n);
     for k in [1, 4] {
         println!(
             "tier {n}, the signs alone, knowing the previous {k}: {:.3} bits per position",
