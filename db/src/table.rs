@@ -308,12 +308,38 @@ impl Table {
     pub fn read_all(&self) -> Result<Vec<i8>, Error> {
         let entries = usize::try_from(self.header.entries)
             .map_err(|_| self.corrupt(0, "too many entries for this machine".into()))?;
-        let mut out = vec![0u8; entries];
-        let be = self.header.block_entries as usize;
-        for (b, chunk) in out.chunks_mut(be).enumerate() {
-            self.decompress_block(b as u64, chunk)?;
+        let mut out = vec![0i8; entries];
+        self.read_into(0, &mut out)?;
+        Ok(out)
+    }
+
+    /// Decompresses the entries `first..first + out.len()` into `out`, block by block: the
+    /// way to read a table in parallel, each thread taking a range of whole blocks (the
+    /// library itself starts no thread).
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] when `first` is not the first entry of a block, or the range
+    /// does not end at the end of a block or of the table; [`Error::CorruptBlock`].
+    pub fn read_into(&self, first: u64, out: &mut [i8]) -> Result<(), Error> {
+        let be = u64::from(self.header.block_entries);
+        let end = first.checked_add(out.len() as u64);
+        let aligned = |e: u64| e % be == 0 || e == self.header.entries;
+        if first % be != 0 || !end.is_some_and(|e| e <= self.header.entries && aligned(e)) {
+            return Err(Error::InvalidState(format!(
+                "{}: entries {first}..+{} are not whole blocks of {be} entries within {}",
+                self.path.display(),
+                out.len(),
+                self.header.entries
+            )));
         }
-        Ok(out.into_iter().map(|v| v as i8).collect())
+        // SAFETY: `i8` and `u8` have the same size and alignment, and every byte is a valid
+        // `i8`; the slice reborrows `out` for this call only.
+        let bytes =
+            unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<u8>(), out.len()) };
+        for (k, chunk) in bytes.chunks_mut(be as usize).enumerate() {
+            self.decompress_block(first / be + k as u64, chunk)?;
+        }
+        Ok(())
     }
 
     fn corrupt(&self, block: u64, detail: String) -> Error {

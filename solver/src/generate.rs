@@ -289,7 +289,7 @@ pub fn generate_with(
             observer.tier_start(tier, positions, false);
             if needed_later {
                 let table = Table::open(&table_path(dir, tier))?;
-                side_copy(&mut lower, tier, &table.read_all()?)?;
+                side_copy(&mut lower, tier, &crate::read_table(&table)?)?;
             }
             let report = TierReport::Skipped { tier };
             observer.tier_done(&report);

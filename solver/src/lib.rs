@@ -11,6 +11,7 @@ mod generate;
 mod lower;
 mod prefetch;
 mod progress;
+mod read;
 mod state;
 pub mod table_writer;
 mod tier;
@@ -22,5 +23,6 @@ pub use generate::{
 };
 pub use lower::LowerTiers;
 pub use progress::{NoProgress, Phase, Progress};
+pub use read::read_table;
 pub use tier::{solve_tier, solve_tier_tuned, tier_memory, SolveStats, TierScores, Tuning};
 pub use verify::{verify_memory, verify_tier, Mismatch, MismatchKind, VerifyReport};

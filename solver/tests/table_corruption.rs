@@ -20,6 +20,9 @@ fn check(path: &std::path::Path, scores: &[i8], what: &str) -> bool {
     if let Ok(all) = t.read_all() {
         assert_eq!(all, scores, "{what}: read_all wrong");
     }
+    if let Ok(all) = oware_solver::read_table(&t) {
+        assert_eq!(all, scores, "{what}: read_table wrong");
+    }
     t.verify_checksum().is_err()
 }
 

@@ -39,6 +39,20 @@ fn round_trip_several_tiers_and_block_sizes() {
         assert_eq!(t.checksum_hex(), w.checksum);
         assert_eq!(t.verify_checksum().unwrap(), w.checksum);
         assert_eq!(t.read_all().unwrap(), scores);
+        assert_eq!(oware_solver::read_table(&t).unwrap(), scores);
+        // `read_into` takes whole blocks only: a range that starts or ends inside a block
+        // (short of the table's end) is refused.
+        let (be, len) = (block_entries as usize, scores.len());
+        if be > 1 && len > be {
+            let mut buf = vec![0i8; be];
+            assert!(t.read_into(1, &mut buf).is_err());
+            assert!(t.read_into(0, &mut buf[..be - 1]).is_err());
+            // The second block, whole or cut short by the table's end.
+            let second = &mut buf[..be.min(len - be)];
+            t.read_into(be as u64, second).unwrap();
+            assert_eq!(second, &scores[be..be + second.len()]);
+        }
+        assert!(t.read_into(len as u64, &mut [0i8]).is_err());
         // Probes in a scattered order, so blocks are decompressed, cached and evicted.
         let len = t.len();
         for k in 0..len.min(20_000) {

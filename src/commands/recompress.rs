@@ -91,7 +91,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 args.out.display()
             );
         }
-        let scores = table.read_all()?;
+        let scores = oware_solver::read_table(&table)?;
         let read = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
         let w = write_table_with(&args.out, &rules, n, table.kind(), &scores, &opts)?;

@@ -162,7 +162,7 @@ pub(super) fn verify_deep(
         let size = good.table.len();
         bars.tier_start(n, size, "read", None);
         bars.phase("read", size);
-        let scores = match good.table.read_all() {
+        let scores = match oware_solver::read_table(&good.table) {
             Ok(s) => s,
             Err(e) => {
                 out(format!("tier {n:2}  FAILED  {e}"));

@@ -1,0 +1,29 @@
+//! Reading a whole table on every thread of the pool.
+
+use oware_db::{Error, Table};
+use rayon::prelude::*;
+
+/// Blocks that one parallel task decodes.
+const TASK_BLOCKS: usize = 64;
+
+/// Every score of `table`, in index order, decoded on the current rayon thread pool: what
+/// [`Table::read_all`] does on one thread.
+///
+/// # Errors
+/// [`Error::CorruptBlock`] (the first corrupt block found, not necessarily the lowest), or
+/// [`Error::InvalidState`] when the table has more entries than this machine can address.
+pub fn read_table(table: &Table) -> Result<Vec<i8>, Error> {
+    let entries = usize::try_from(table.len()).map_err(|_| {
+        Error::InvalidState(format!(
+            "{}: {} entries, too many for this machine",
+            table.path().display(),
+            table.len()
+        ))
+    })?;
+    let mut out = vec![0i8; entries];
+    let step = table.block_entries() as usize * TASK_BLOCKS;
+    out.par_chunks_mut(step)
+        .enumerate()
+        .try_for_each(|(k, chunk)| table.read_into((k * step) as u64, chunk))?;
+    Ok(out)
+}
