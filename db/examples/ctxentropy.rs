@@ -8,6 +8,8 @@
 use oware_db::{IndexKind, Position, TierIndex};
 use std::collections::HashMap;
 
+// Not every helper is used by every example.
+#[allow(dead_code)]
 mod support;
 
 /// Counts of (context, score) pairs.

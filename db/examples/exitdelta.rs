@@ -11,15 +11,6 @@ use oware_db::{IndexKind, Outcome, Rules, TierIndex};
 
 mod support;
 
-fn h(counts: &[u64]) -> f64 {
-    let t: u64 = counts.iter().sum();
-    counts
-        .iter()
-        .filter(|&&c| c > 0)
-        .map(|&c| -(c as f64 / t as f64).log2() * c as f64)
-        .sum::<f64>()
-}
-
 fn main() {
     let (dir, n) = support::dir_and_tier(
         "usage: exitdelta DIR TIER (a directory of abapa tables holding tiers 0..=TIER)",
@@ -76,7 +67,7 @@ fn main() {
         pf = stored;
     }
     let m = v.len() as f64;
-    let h1 = |c: &Vec<Vec<u64>>| c.iter().map(|r| h(r)).sum::<f64>() / m;
+    let h1 = |c: &Vec<Vec<u64>>| c.iter().map(|r| support::bits(r)).sum::<f64>() / m;
     println!(
         "tier {n}: {} positions, with exit {:.3}, exit exact {:.3}",
         v.len(),
@@ -85,9 +76,9 @@ fn main() {
     );
     println!(
         "score: order-0 {:.3} order-1 {:.3}; delta: order-0 {:.3} order-1 {:.3}, +has-exit ctx {:.3}",
-        h(&c0) / m,
+        support::bits(&c0) / m,
         h1(&c1),
-        h(&d0) / m,
+        support::bits(&d0) / m,
         h1(&d1),
         (h1(&e1[0]) + h1(&e1[1]))
     );

@@ -23,14 +23,7 @@ fn order1(seq: impl Iterator<Item = i8>) -> f64 {
         prev = x as u8;
         len += 1;
     }
-    let mut bits = 0.0;
-    for ctx in counts.chunks(256) {
-        let total: u64 = ctx.iter().sum();
-        for &c in ctx.iter().filter(|&&c| c > 0) {
-            bits -= c as f64 * (c as f64 / total as f64).log2();
-        }
-    }
-    bits / len as f64
+    counts.chunks(256).map(support::bits).sum::<f64>() / len as f64
 }
 
 /// Entropy of the signs of `scores` (three symbols), each coded knowing the previous `k`
@@ -43,14 +36,7 @@ fn signs(scores: &[i8], k: u32) -> f64 {
         counts[history][sign] += 1;
         history = (history << 2 | sign) & ((1 << (2 * k)) - 1);
     }
-    let mut bits = 0.0;
-    for ctx in &counts {
-        let total: u64 = ctx.iter().sum();
-        for &c in ctx.iter().filter(|&&c| c > 0) {
-            bits -= c as f64 * (c as f64 / total as f64).log2();
-        }
-    }
-    bits / scores.len() as f64
+    counts.iter().map(|c| support::bits(c)).sum::<f64>() / scores.len() as f64
 }
 
 fn main() {

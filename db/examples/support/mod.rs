@@ -13,6 +13,17 @@ pub fn dir_and_tier(usage: &str) -> (PathBuf, u8) {
     (PathBuf::from(dir), n)
 }
 
+/// Bits to code the symbols counted in `counts` with a code fitted to those counts: the
+/// counts' total times their entropy (0 when empty).
+pub fn bits(counts: &[u64]) -> f64 {
+    let total: u64 = counts.iter().sum();
+    counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| -(c as f64 / total as f64).log2() * c as f64)
+        .sum()
+}
+
 /// Every score of the table of tier `n` in `dir`; panics with the error if it cannot be read.
 pub fn read_tier(dir: &Path, n: u8) -> Vec<i8> {
     let path = dir.join(format!("tier-{n:02}.owt"));
