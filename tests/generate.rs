@@ -174,10 +174,10 @@ fn other_rules_are_refused() {
 fn a_tier_too_large_for_memory_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
-    // Tier 8 needs about 240 kB, tier 9 about 530 kB.
+    // Tier 8 needs about 99 kB, tier 9 about 215 kB.
     let out = oware()
         .args(["generate", "--quiet", "--dir", d, "--max-seeds", "10"])
-        .env("OWARE_MEMORY_LIMIT", "300000")
+        .env("OWARE_MEMORY_LIMIT", "150000")
         .output()
         .unwrap();
     assert!(!out.status.success());

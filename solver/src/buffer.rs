@@ -7,7 +7,7 @@
 //! disappear. Where the advice is refused the buffer works the same with small pages.
 
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU16, AtomicU64};
+use std::sync::atomic::{AtomicU16, AtomicU64, AtomicU8};
 
 use memmap2::{Advice, MmapMut};
 
@@ -22,6 +22,8 @@ pub unsafe trait Zeroable: Sized {}
 unsafe impl Zeroable for AtomicU16 {}
 // SAFETY: as above.
 unsafe impl Zeroable for AtomicU64 {}
+// SAFETY: as above.
+unsafe impl Zeroable for AtomicU8 {}
 
 /// A fixed-length array of `T`, all zero at creation, in its own anonymous memory map.
 pub struct AtomicBuf<T: Zeroable> {

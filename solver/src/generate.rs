@@ -330,6 +330,7 @@ pub fn generate_with(
                 init_seconds: p.init_seconds,
                 scan_seconds: 0.0,
                 sweep_seconds: p.propagate_seconds,
+                far_exits: 0,
             };
             (Solved::Gathered(all_gather_scores(comm, &local)), stats)
         } else {

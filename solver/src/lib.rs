@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 mod buffer;
+mod cell;
 pub mod distributed;
 mod generate;
 mod lower;

@@ -9,15 +9,17 @@
 //! - a low child (`−k`) makes every undecided parent high (`+k`);
 //! - a high child (`+k`) lowers the open count of every undecided parent; when it reaches 0,
 //!   all in-tier children score at least `k`, so the parent scores `max(exit, −k)`: low now if
-//!   that is `−k`, otherwise `exit`, which acts later, at level `|exit|`.
+//!   that is `−k`, otherwise `exit`, which acts later, at level `|exit|`. A parent whose
+//!   exit is positive keeps no count: the count could only make it `+exit`, which the scan
+//!   of that level decides anyway.
 //!
 //! Whatever is undecided after level 1 scores 0 (endless play).
 //!
 //! # Propagation
 //!
-//! Each level starts with a scan of the state words (skipping the granules of
+//! Each level starts with a scan of the cells (skipping the granules of
 //! `LEVEL_GRANULE` positions whose level mask lacks `k`) that decides the undecided positions
-//! of exit `k` and releases the pending ones of score `±k`. Every position decided at the
+//! of exit `k` and releases the pending ones of score `−k`. Every position decided at the
 //! level goes on the scanning task's *work stack* together with its `Position`, and is
 //! propagated depth first from there: the parents' updates are buffered in batches and
 //! prefetched, and a parent decided at this level is pushed with the position the un-move
@@ -27,24 +29,26 @@
 //!
 //! # Memory
 //!
-//! One `AtomicU16` per position (low byte: the exit while undecided, the score once decided;
-//! high byte: the open count in 3 bits and two flags) plus two frontier bits per position
-//! (decided high, decided low), 2.25 bytes per position, plus a dirty flag per `DIRTY` and a
-//! level mask per `LEVEL_GRANULE` positions. The frontier bits are only written when the
-//! stacks overflow, so most of their pages are never touched. The scores are then compacted
-//! in place into the low half of the same buffer, so the result costs nothing extra.
+//! One byte per position, its *cell* (`cell.rs`: the score once decided; while undecided,
+//! the exit and open count in one code, with the rare exits too low for a code of their own
+//! in a short list per chunk), plus two frontier bits per position (decided high, decided
+//! low): 1.25 bytes per position, plus a dirty flag per `DIRTY` and a level mask per
+//! `LEVEL_GRANULE` positions. The frontier bits are only written when the stacks overflow,
+//! so most of their pages are never touched. A decided cell is its score, so the cells
+//! become the table in place.
 //!
 //! # Parallelism
 //!
 //! Initialisation, level scans and frontier sweeps are split by index ranges over rayon's
 //! threads; propagation runs inside the scans and sweeps, on the same threads. A decision is
-//! a compare-and-swap on the state word, so exactly one thread propagates each decided
+//! a compare-and-swap on the cell, so exactly one thread propagates each decided
 //! position; the scores are game values, so they do not depend on the order of decisions or on
 //! the number of threads.
 
+use crate::cell::{far_exit, Codes, FarExits};
 use crate::prefetch::prefetch;
-use crate::state::{initial_word, pack, val, DECIDED, OPEN_MASK, OPEN_ONE, PENDING};
-use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
+use crate::state::{Initial, NO_EXIT};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::time::Instant;
 
 use oware_db::{ExitMoves, IndexKind, Position, Rules, TierIndex, Unranker};
@@ -68,6 +72,9 @@ pub struct SolveStats {
     pub endless: u64,
     /// Frontier sweeps made over all levels (the last of each level finds nothing).
     pub sweeps: u64,
+    /// Positions whose exit was too low for a code of its own in their cell, kept in the
+    /// lists looked up when their open count reaches 0 (see [`Tuning::exact_exits`]).
+    pub far_exits: u64,
     /// Seconds spent computing exits and open counts.
     pub init_seconds: f64,
     /// Seconds spent in the scans that start each level and the propagation they start.
@@ -78,15 +85,14 @@ pub struct SolveStats {
 
 /// The solved scores of a tier: one `i8` per index of [`TierIndex`] (reachable kind).
 pub struct TierScores {
-    // The state words, whose low half holds the compacted scores after solving.
-    words: AtomicBuf<AtomicU16>,
-    len: usize,
+    // The cells, each turned into its score.
+    cells: AtomicBuf<AtomicU8>,
 }
 
 impl TierScores {
     /// The scores, in index order.
     pub fn as_slice(&self) -> &[i8] {
-        let bytes = &self.words.as_bytes()[..self.len];
+        let bytes = &self.cells.as_bytes()[..self.cells.len()];
         // SAFETY: `i8` and `u8` have the same size and alignment and every byte is a valid
         // `i8`; the slice borrows `self`.
         unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<i8>(), bytes.len()) }
@@ -101,8 +107,8 @@ impl TierScores {
 /// Bytes of memory [`solve_tier`] needs for a tier of `positions` positions (state,
 /// frontier and scores; lower tiers not included).
 pub fn tier_memory(positions: u64) -> u64 {
-    // state, two frontier bits, dirty flags, level masks
-    positions * 2
+    // cells, two frontier bits, dirty flags, level masks
+    positions
         + positions / 4
         + positions / DIRTY as u64
         + positions / (LEVEL_GRANULE as u64 / 8)
@@ -114,9 +120,12 @@ struct Ctx<'a> {
     n: u8,
     index: TierIndex,
     lower: &'a LowerTiers,
-    state: &'a [AtomicU16],
+    codes: Codes,
+    state: &'a [AtomicU8],
+    /// The exits too low for a cell code, per `CHUNK` positions.
+    far: &'a [FarExits],
     /// Frontier bits of the positions decided `+k` (`high`) and `−k` (`low`) at the current
-    /// level and not yet propagated: the sign is known without reading the state word.
+    /// level and not yet propagated: the sign is known without reading the cell.
     high: &'a [AtomicU64],
     low: &'a [AtomicU64],
     /// One flag per `DIRTY` positions: set when a frontier bit among them may have been
@@ -130,20 +139,25 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    /// Computes the initial state words of the positions `start..start + out.len()`:
-    /// exit value and open count. Captures are looked up in the lower tiers in batches whose
-    /// reads are prefetched first.
-    fn init_words(&self, start: u64, out: &[AtomicU16]) {
+    /// Computes the first cells of the positions `start..start + out.len()` (a chunk of at
+    /// most `CHUNK`): exit and open count. Captures are looked up in the lower tiers in
+    /// batches whose reads are prefetched first. Returns the chunk's exits that are too low
+    /// for a cell code.
+    fn init_cells(&self, start: u64, out: &[AtomicU8]) -> FarExits {
         const SUB: usize = 32;
         let mut cursor = self.index.cursor(start, start + out.len() as u64);
         let mut captures: Vec<(usize, u8, u64, i8)> = Vec::with_capacity(SUB * 6);
-        let mut words = [0u16; SUB];
+        let mut inits = [Initial {
+            exit: NO_EXIT,
+            open: None,
+        }; SUB];
         let mut exits = ExitMoves::new(self.rules);
-        for sub in out.chunks(SUB) {
+        let mut far = Vec::new();
+        for (s, sub) in out.chunks(SUB).enumerate() {
             captures.clear();
-            for (slot, word) in words.iter_mut().enumerate().take(sub.len()) {
+            for (slot, init) in inits.iter_mut().enumerate().take(sub.len()) {
                 let p = cursor.next().unwrap_or_default();
-                *word = initial_word(&p, &mut exits, |child, captured| {
+                *init = Initial::of(&p, &mut exits, |child, captured| {
                     let (tier, rank, entry) = self.lower.entry(child);
                     prefetch(entry);
                     captures.push((slot, tier, rank, captured));
@@ -151,14 +165,17 @@ impl Ctx<'_> {
             }
             for &(slot, tier, rank, captured) in &captures {
                 let v = captured - self.lower.at(tier, rank);
-                if v > val(words[slot]) {
-                    words[slot] = (words[slot] & 0xff00) | u16::from(v as u8);
-                }
+                inits[slot].exit = inits[slot].exit.max(v);
             }
-            for (w, &v) in sub.iter().zip(&words) {
-                w.store(v, Ordering::Relaxed);
+            for (slot, (cell, &init)) in sub.iter().zip(&inits).enumerate() {
+                let (c, low_exit) = self.codes.initial(init);
+                if let Some(e) = low_exit {
+                    far.push(((s * SUB + slot) as u16, e));
+                }
+                cell.store(c, Ordering::Relaxed);
             }
         }
+        far.into_boxed_slice()
     }
 
     /// Puts `j` in the frontier (`low` or `high`) and flags its range dirty.
@@ -179,7 +196,7 @@ impl Ctx<'_> {
 
     /// Collects the parents of the decided position `c` (low if `low`, else high) into
     /// `out`, each as its index, with bit `CHILD_LOW` set if the child is low, and its
-    /// position, prefetching their state words.
+    /// position, prefetching their cells.
     #[inline]
     fn parents(&self, c: &Position, low: bool, out: &mut Vec<(u64, Position)>) {
         c.unmoves_reachable(self.rules, |p, _house| {
@@ -196,7 +213,7 @@ impl Ctx<'_> {
     /// propagated.
     ///
     /// `work.buf` (empty on entry and on return) holds the parent updates of a batch of
-    /// positions, applied after all their state words were prefetched.
+    /// positions, applied after all their cells were prefetched.
     fn propagate(&self, k: i8, work: &mut Work) -> u64 {
         let Work {
             stack, buf, budget, ..
@@ -214,8 +231,8 @@ impl Ctx<'_> {
                 let Some((j, p)) = stack.pop() else { break };
                 let low = j >> CHILD_LOW != 0;
                 debug_assert_eq!(
-                    val(self.state[(j & !(1 << CHILD_LOW)) as usize].load(Ordering::Relaxed)),
-                    if low { -k } else { k }
+                    self.state[(j & !(1 << CHILD_LOW)) as usize].load(Ordering::Relaxed),
+                    Codes::decided(if low { -k } else { k })
                 );
                 self.parents(&p, low, buf);
                 taken += 1;
@@ -275,35 +292,44 @@ impl Ctx<'_> {
     #[inline(always)]
     fn act(&self, j: u64, child_low: bool, k: i8) -> Option<bool> {
         let cell = &self.state[j as usize];
-        let mut s = cell.load(Ordering::Relaxed);
+        let codes = &self.codes;
+        let mut c = cell.load(Ordering::Relaxed);
         loop {
-            if s & DECIDED != 0 {
-                return None;
-            }
-            // (new state, goes to the frontier, as low)
-            let (new, to_frontier, low) = if child_low {
-                (pack(k, DECIDED), true, false)
-            } else if s & OPEN_MASK > OPEN_ONE {
-                (s - OPEN_ONE, false, false)
-            } else {
-                debug_assert!(s & OPEN_MASK == OPEN_ONE);
-                let score = val(s).max(-k);
-                if score == -k {
-                    (pack(score, DECIDED), true, true)
-                } else if score != 0 {
-                    let levels = &self.levels[j as usize / LEVEL_GRANULE];
-                    let bit = 1u64 << score.unsigned_abs();
-                    if levels.load(Ordering::Relaxed) & bit == 0 {
-                        levels.fetch_or(bit, Ordering::Relaxed);
-                    }
-                    (pack(score, DECIDED | PENDING), false, false)
+            // (new cell, goes to the frontier, as low)
+            let (new, to_frontier, low) = if codes.is_open(c) {
+                if child_low {
+                    (Codes::decided(k), true, false)
+                } else if let Some(lowered) = codes.lowered(c) {
+                    (lowered, false, false)
                 } else {
-                    (pack(0, DECIDED), false, false)
+                    // The last open move: every in-tier child scores at least `k`.
+                    let exit = codes.exit(c).unwrap_or_else(|| {
+                        far_exit(&self.far[j as usize / CHUNK], (j as usize % CHUNK) as u16)
+                    });
+                    let score = exit.max(-k);
+                    if score == -k {
+                        (Codes::decided(score), true, true)
+                    } else if score != 0 {
+                        let levels = &self.levels[j as usize / LEVEL_GRANULE];
+                        let bit = 1u64 << score.unsigned_abs();
+                        if levels.load(Ordering::Relaxed) & bit == 0 {
+                            levels.fetch_or(bit, Ordering::Relaxed);
+                        }
+                        (codes.pending(score), false, false)
+                    } else {
+                        (Codes::decided(0), false, false)
+                    }
                 }
+            } else if child_low && codes.is_waiting(c) {
+                (Codes::decided(k), true, false)
+            } else {
+                // Decided, pending, or waiting for its level, which a high child cannot
+                // change.
+                return None;
             };
-            match cell.compare_exchange_weak(s, new, Ordering::Relaxed, Ordering::Relaxed) {
+            match cell.compare_exchange_weak(c, new, Ordering::Relaxed, Ordering::Relaxed) {
                 Ok(_) => return to_frontier.then_some(low),
-                Err(x) => s = x,
+                Err(x) => c = x,
             }
         }
     }
@@ -335,6 +361,10 @@ pub struct Tuning {
     /// Positions a task propagates before it leaves the rest to the frontier bits. At least 1
     /// (0 is taken as 1).
     pub budget: u64,
+    /// Exits down to minus this have a code of their own in a position's one-byte cell
+    /// (fewer where the tier leaves no room); lower ones are kept in a list and looked up.
+    /// The default, 48, codes as many as fit.
+    pub exact_exits: u8,
 }
 
 impl Default for Tuning {
@@ -342,6 +372,7 @@ impl Default for Tuning {
         Tuning {
             stack: 1 << 13,
             budget: 1 << 15,
+            exact_exits: 48,
         }
     }
 }
@@ -361,13 +392,15 @@ pub fn solve_tier_tuned(
     let tuning = Tuning {
         stack: tuning.stack.max(1),
         budget: tuning.budget.max(1),
+        ..tuning
     };
     let index = TierIndex::new(n, IndexKind::Reachable);
     let size = index.size() as usize;
     let alloc = |what: &str, e: std::io::Error| -> ! {
         panic!("tier {n}: cannot allocate the {what} of {size} positions: {e}")
     };
-    let words = AtomicBuf::<AtomicU16>::zeroed(size).unwrap_or_else(|e| alloc("state", e));
+    let cells = AtomicBuf::<AtomicU8>::zeroed(size).unwrap_or_else(|e| alloc("cells", e));
+    let codes = Codes::new(n, tuning.exact_exits);
     let high =
         AtomicBuf::<AtomicU64>::zeroed(size.div_ceil(64)).unwrap_or_else(|e| alloc("frontier", e));
     let low =
@@ -378,12 +411,14 @@ pub fn solve_tier_tuned(
     let levels: Vec<AtomicU64> = (0..size.div_ceil(LEVEL_GRANULE))
         .map(|_| AtomicU64::new(0))
         .collect();
-    let ctx = Ctx {
+    let mut ctx = Ctx {
         rules,
         n,
         index,
         lower,
-        state: &words,
+        codes,
+        state: &cells,
+        far: &[],
         high: &high,
         low: &low,
         dirty: &dirty,
@@ -398,16 +433,23 @@ pub fn solve_tier_tuned(
     // Initialisation: exits and open counts.
     let t = Instant::now();
     progress.start(Phase::Init, size as u64);
-    words.par_chunks(CHUNK).enumerate().for_each(|(c, chunk)| {
-        ctx.init_words((c * CHUNK) as u64, chunk);
-        for (g, granule) in chunk.chunks(LEVEL_GRANULE).enumerate() {
-            let mask = granule
-                .iter()
-                .fold(0, |m, w| m | level_bit(w.load(Ordering::Relaxed)));
-            ctx.levels[c * (CHUNK / LEVEL_GRANULE) + g].store(mask, Ordering::Relaxed);
-        }
-        progress.advance(chunk.len() as u64);
-    });
+    let far: Vec<FarExits> = cells
+        .par_chunks(CHUNK)
+        .enumerate()
+        .map(|(c, chunk)| {
+            let far = ctx.init_cells((c * CHUNK) as u64, chunk);
+            for (g, granule) in chunk.chunks(LEVEL_GRANULE).enumerate() {
+                let mask = granule
+                    .iter()
+                    .fold(0, |m, w| m | codes.level_bit(w.load(Ordering::Relaxed)));
+                ctx.levels[c * (CHUNK / LEVEL_GRANULE) + g].store(mask, Ordering::Relaxed);
+            }
+            progress.advance(chunk.len() as u64);
+            far
+        })
+        .collect();
+    ctx.far = &far;
+    stats.far_exits = far.iter().map(|f| f.len() as u64).sum();
 
     stats.init_seconds = t.elapsed().as_secs_f64();
 
@@ -430,14 +472,11 @@ pub fn solve_tier_tuned(
         stats.sweep_seconds += t.elapsed().as_secs_f64();
     }
 
-    // Finish: undecided positions score 0; compact scores into the low bytes.
-    let endless: u64 = words
-        .par_iter()
-        .filter(|w| w.load(Ordering::Relaxed) & DECIDED == 0)
-        .count() as u64;
-    stats.endless = endless;
-    stats.finite = size as u64 - endless;
-    let scores = compact(words, size);
+    // Finish: undecided positions score 0.
+    let scores = finish(cells, &codes);
+    stats.endless = scores.endless;
+    stats.finite = size as u64 - scores.endless;
+    let scores = scores.scores;
     (scores, stats)
 }
 
@@ -461,13 +500,13 @@ fn level_start(ctx: &Ctx<'_>, k: i8) -> u64 {
                         continue;
                     }
                     let base = c * CHUNK + g * LEVEL_GRANULE;
-                    for (q, quad) in granule.chunks(4).enumerate() {
-                        let mut hits = quad_hits(quad, k);
+                    for (q, oct) in granule.chunks(8).enumerate() {
+                        let mut hits = oct_hits(oct, ctx.codes, k);
                         while hits != 0 {
-                            let r = hits.trailing_zeros() as usize / 16;
+                            let r = hits.trailing_zeros() as usize / 8;
                             hits &= hits - 1;
-                            if let Some(v) = start_word(&quad[r], k) {
-                                let j = (base + q * 4 + r) as u64;
+                            if let Some(v) = start_cell(&oct[r], ctx.codes, k) {
+                                let j = (base + q * 8 + r) as u64;
                                 taken += ctx.take(k, j, v < 0, work);
                             }
                         }
@@ -479,52 +518,46 @@ fn level_start(ctx: &Ctx<'_>, k: i8) -> u64 {
         .sum()
 }
 
-/// The scan of level `k` at one state word: decides it `+k` if it is undecided with exit `k`,
-/// releases it if it is pending with a score of `±k`, and then returns that value. Other tasks
-/// propagate at the same time and may change the word (an open count, a decision), hence the
+/// The scan of level `k` at one cell: decides it `+k` if it is waiting with exit `k`,
+/// decides it `−k` if it is pending with that score, and then returns that score. Other
+/// tasks propagate at the same time and may decide a waiting cell first, hence the
 /// compare-and-swap.
 #[inline(always)]
-fn start_word(w: &AtomicU16, k: i8) -> Option<i8> {
-    let mut s = w.load(Ordering::Relaxed);
-    loop {
-        let v = val(s);
-        let new = if s & DECIDED == 0 {
-            if v != k {
-                return None;
-            }
-            pack(k, DECIDED)
-        } else if s & PENDING != 0 && v.unsigned_abs() == k.unsigned_abs() {
-            s & !PENDING
-        } else {
-            return None;
-        };
-        match w.compare_exchange_weak(s, new, Ordering::Relaxed, Ordering::Relaxed) {
-            Ok(_) => return Some(v),
-            Err(x) => s = x,
-        }
-    }
+fn start_cell(cell: &AtomicU8, codes: Codes, k: i8) -> Option<i8> {
+    let c = cell.load(Ordering::Relaxed);
+    let v = if c == codes.waiting(k) {
+        k
+    } else if c == codes.pending(-k) {
+        -k
+    } else {
+        return None;
+    };
+    cell.compare_exchange(c, Codes::decided(v), Ordering::Relaxed, Ordering::Relaxed)
+        .ok()
+        .map(|_| v)
 }
 
-/// The hits of level `k`'s scan among (at most) four state words, found at once: bit `16 r +
-/// 15` is set when word `r` is undecided with the value byte `k`, or pending with `k` or `−k`
-/// (what [`start_word`] takes). Without a branch per word, which mispredicts; a hit can
-/// still be lost to a concurrent propagation, which `start_word` checks.
+/// The hits of level `k`'s scan among (at most) eight cells, found at once: bit `8 r + 7`
+/// is set when cell `r` is waiting with exit `k` or pending with score `−k` (what
+/// [`start_cell`] takes). Without a branch per cell, which mispredicts; a hit can still be
+/// lost to a concurrent propagation, which `start_cell` checks.
 #[inline(always)]
-fn quad_hits(quad: &[AtomicU16], k: i8) -> u64 {
-    const LANES: u64 = 0x0001_0001_0001_0001;
-    const HIGH: u64 = 0x8000_8000_8000_8000;
-    let q = quad.iter().take(4).enumerate().fold(0u64, |q, (i, w)| {
-        q | u64::from(w.load(Ordering::Relaxed)) << (16 * i)
+fn oct_hits(oct: &[AtomicU8], codes: Codes, k: i8) -> u64 {
+    const LANES: u64 = 0x0101_0101_0101_0101;
+    const LOW7: u64 = 0x7F * LANES;
+    let x = oct.iter().take(8).enumerate().fold(0u64, |x, (i, c)| {
+        x | u64::from(c.load(Ordering::Relaxed)) << (8 * i)
     });
-    let bytes = q & 0x00FF_00FF_00FF_00FF;
-    // Bit 15 of a lane of `x` (each lane under 256) is set when the lane is zero.
-    let zero = |x: u64| !(x + 0x7FFF * LANES) & HIGH;
-    let plus = zero(bytes ^ (u64::from(k as u8) * LANES));
-    let minus = zero(bytes ^ (u64::from(k.wrapping_neg() as u8) * LANES));
-    // DECIDED (bit 11) and PENDING (bit 12) moved to bit 15 of their lane.
-    let decided = q << 4 & HIGH;
-    let pending = q << 3 & HIGH;
-    (!decided & plus) | (decided & pending & (plus | minus))
+    // Bit 7 of a lane of the result is set exactly when the lane of `y` is zero.
+    let zero = |y: u64| !(((y & LOW7) + LOW7) | y | LOW7);
+    let lanes = if oct.len() >= 8 {
+        !0
+    } else {
+        (1u64 << (8 * oct.len())) - 1
+    };
+    let waiting = zero(x ^ (u64::from(codes.waiting(k)) * LANES));
+    let pending = zero(x ^ (u64::from(codes.pending(-k)) * LANES));
+    (waiting | pending) & lanes
 }
 
 /// A position decided at the current level and not yet propagated: its index, with bit
@@ -554,23 +587,6 @@ impl Work {
 
 /// Decided positions a scan gathers before it propagates them.
 const START_BATCH: usize = 64;
-
-/// The level-mask bit of a state word: `1 << k` for an undecided word with exit `k > 0` or a
-/// pending word of score `±k`, `k > 0`; 0 otherwise.
-#[inline]
-fn level_bit(s: u16) -> u64 {
-    let v = val(s);
-    let acts = if s & DECIDED == 0 {
-        v > 0
-    } else {
-        s & PENDING != 0 && v != 0
-    };
-    if acts {
-        1u64 << v.unsigned_abs()
-    } else {
-        0
-    }
-}
 
 /// The bit of a buffered parent update that says the child is low (indices are below 2^40).
 const CHILD_LOW: u32 = 63;
@@ -631,69 +647,62 @@ fn sweep(ctx: &Ctx<'_>, k: i8) -> u64 {
         .sum()
 }
 
-/// Turns the state words into scores stored in their low half (`len` bytes), in parallel.
-///
-/// Word `i` (bytes `2i`, `2i+1`) becomes byte `i`. The words are taken in doubling ranges
-/// `a..2a`: their scores go to bytes `a..2a`, which held words `a/2..a`, already done, and
-/// are read from bytes `2a..4a`, which no other word of the range writes.
-fn compact(words: AtomicBuf<AtomicU16>, len: usize) -> TierScores {
-    let mut words = words;
-    let bytes = words.as_mut_bytes();
-    let score = |w: &[u8]| {
-        let s = u16::from_ne_bytes([w[0], w[1]]);
-        if s & DECIDED != 0 {
-            s as u8
-        } else {
-            0
-        }
-    };
-    if len > 0 {
-        bytes[0] = score(&bytes[..2]);
+/// The finished table of a tier and how many of its positions score 0 by endless play.
+struct Finished {
+    scores: TierScores,
+    endless: u64,
+}
+
+/// Turns every cell into its score in place (undecided ones into 0), in parallel, and
+/// counts the undecided ones.
+fn finish(cells: AtomicBuf<AtomicU8>, codes: &Codes) -> Finished {
+    let codes = *codes;
+    let mut cells = cells;
+    let endless = cells
+        .as_mut_bytes()
+        .par_chunks_mut(CHUNK)
+        .map(|chunk| {
+            let mut endless = 0u32;
+            for c in chunk.iter_mut() {
+                endless += u32::from(codes.is_open(*c));
+                *c = codes.finished(*c) as u8;
+            }
+            u64::from(endless)
+        })
+        .sum();
+    Finished {
+        scores: TierScores { cells },
+        endless,
     }
-    let mut a = 1;
-    while a < len {
-        let b = (2 * a).min(len);
-        let (lo, hi) = bytes.split_at_mut(2 * a);
-        lo[a..b]
-            .par_chunks_mut(CHUNK)
-            .zip(hi[..2 * (b - a)].par_chunks(2 * CHUNK))
-            .for_each(|(out, src)| {
-                for (o, w) in out.iter_mut().zip(src.chunks_exact(2)) {
-                    *o = score(w);
-                }
-            });
-        a = b;
-    }
-    TierScores { words, len }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// `quad_hits` marks exactly the words that `start_word` takes, whatever the flags and
-    /// wherever the word sits in a quad of one to four words.
+    /// `oct_hits` marks exactly the cells that `start_cell` takes, whatever the cells and
+    /// wherever the cell sits in a group of one to eight cells.
     #[test]
-    fn quad_hits_finds_exactly_the_words_a_scan_takes() {
+    fn oct_hits_finds_exactly_the_cells_a_scan_takes() {
         let mut rng = fastrand::Rng::with_seed(7);
-        for k in 1..=48i8 {
-            for _ in 0..4_000 {
-                let words: Vec<u16> = (0..rng.usize(1..=4))
-                    .map(|_| {
-                        let byte = match rng.u8(0..4) {
-                            0 => k as u8,
-                            1 => k.wrapping_neg() as u8,
+        for n in [1u8, 5, 12, 30, 48] {
+            let codes = Codes::new(n, 48);
+            for k in 1..=n as i8 {
+                for _ in 0..2_000 {
+                    let cells: Vec<u8> = (0..rng.usize(1..=8))
+                        .map(|_| match rng.u8(0..4) {
+                            0 => codes.waiting(k),
+                            1 => codes.pending(-k),
                             _ => rng.u8(..),
-                        };
-                        u16::from(byte) | u16::from(rng.u8(..)) << 8
-                    })
-                    .collect();
-                let quad: Vec<AtomicU16> = words.iter().map(|&w| AtomicU16::new(w)).collect();
-                let expected = words.iter().enumerate().fold(0u64, |m, (r, &w)| {
-                    let hit = start_word(&AtomicU16::new(w), k).is_some();
-                    m | u64::from(hit) << (16 * r + 15)
-                });
-                assert_eq!(quad_hits(&quad, k), expected, "k {k}, words {words:x?}");
+                        })
+                        .collect();
+                    let oct: Vec<AtomicU8> = cells.iter().map(|&c| AtomicU8::new(c)).collect();
+                    let expected = cells.iter().enumerate().fold(0u64, |m, (r, &c)| {
+                        let hit = start_cell(&AtomicU8::new(c), codes, k).is_some();
+                        m | u64::from(hit) << (8 * r + 7)
+                    });
+                    assert_eq!(oct_hits(&oct, codes, k), expected, "n {n} k {k} {cells:?}");
+                }
             }
         }
     }

@@ -64,6 +64,7 @@ fn overflowing_work_stacks_give_the_same_scores() {
             Tuning {
                 stack: 3,
                 budget: 5,
+                exact_exits: 0,
             },
             10,
         ),
@@ -71,6 +72,7 @@ fn overflowing_work_stacks_give_the_same_scores() {
             Tuning {
                 stack: 0,
                 budget: 0,
+                exact_exits: 1,
             },
             8,
         ),

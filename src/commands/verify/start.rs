@@ -115,10 +115,11 @@ fn report_missing(args: &Args, rules: &Rules, n: u8, missing: &[u8], present: &[
         human_bytes(disk)
     );
     println!(
-        "memory: generation peaks at {} (tier {peak_tier}: 2.26 bytes per position of tier \
+        "memory: generation peaks at {} (tier {peak_tier}: {:.2} bytes per position of tier \
          {peak_tier}, plus the scores of tiers 0..{peak_tier} as memory-mapped side copies); the deep verification of tiers 0..={n} \
          needs {}; available now: {}",
         human_bytes(peak),
+        tier_memory(size(peak_tier)) as f64 / size(peak_tier).max(1) as f64,
         human_bytes(deep),
         human_bytes(available)
     );
