@@ -121,6 +121,55 @@ impl Codes {
         }
     }
 
+    /// What a child decided at level `k` (low if `child_low`: it scores `−k`; else `+k`)
+    /// does to the cell `c` of its parent: the parent's new cell and what changed, or `None`
+    /// when the cell stays as it is (decided, pending, or waiting, which a high child cannot
+    /// change). `far` gives the parent's exit when its cell does not hold it.
+    #[inline(always)]
+    pub(crate) fn child_decided(
+        &self,
+        c: u8,
+        child_low: bool,
+        k: i8,
+        far: impl FnOnce() -> i8,
+    ) -> Option<(u8, Change)> {
+        if self.is_open(c) {
+            if child_low {
+                Some((Self::decided(k), Change::Decided { low: false }))
+            } else if let Some(lowered) = self.lowered(c) {
+                Some((lowered, Change::Quiet))
+            } else {
+                // The last open move: every in-tier child scores at least `k`.
+                let score = self.exit(c).unwrap_or_else(far).max(-k);
+                Some(if score == -k {
+                    (Self::decided(score), Change::Decided { low: true })
+                } else if score != 0 {
+                    let level = score.unsigned_abs();
+                    (self.pending(score), Change::Pending { level })
+                } else {
+                    (Self::decided(0), Change::Quiet)
+                })
+            }
+        } else if child_low && self.is_waiting(c) {
+            Some((Self::decided(k), Change::Decided { low: false }))
+        } else {
+            None
+        }
+    }
+
+    /// The scan of level `k` at cell `c`: the score it decides there (`+k` for a waiting
+    /// cell of exit `k`, `−k` for a pending cell of that score), or `None`.
+    #[inline(always)]
+    pub(crate) fn starts_at(&self, c: u8, k: i8) -> Option<i8> {
+        if c == self.waiting(k) {
+            Some(k)
+        } else if c == self.pending(-k) {
+            Some(-k)
+        } else {
+            None
+        }
+    }
+
     /// The first cell of a position: its score if no move stays in the tier (a nonzero
     /// score waits for its level: positive as waiting, negative as pending), otherwise its
     /// open count and exit class. The second value is the exit when it is below `−exact()`,
@@ -173,6 +222,23 @@ impl Codes {
             0
         }
     }
+}
+
+/// What [`Codes::child_decided`] did to a parent, besides its new cell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Change {
+    /// Nothing to propagate: one open move fewer, or decided 0.
+    Quiet,
+    /// Decided at this level, `−k` if `low`, else `+k`: to be propagated now.
+    Decided {
+        /// The parent scores `−k`.
+        low: bool,
+    },
+    /// Decided with the negative score `−level`, above `−k`: it acts at that level.
+    Pending {
+        /// `|score|`.
+        level: u8,
+    },
 }
 
 /// The exits below `−Codes::exact()` of one chunk's undecided positions with an open count,

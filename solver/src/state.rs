@@ -1,34 +1,17 @@
-//! What the first pass finds of a position ([`Initial`]), and the 16-bit state word that the
-//! distributed solver keeps of it while it solves the tier (the single-process solver packs
-//! the same facts into one byte, see `cell.rs`): low byte = the exit value while undecided,
-//! the score once decided; bits 8..11 = the open count (legal moves that stay in the tier, at
-//! most 6); bit 11 = decided; bit 12 = decided with a nonzero score that has not yet acted on
-//! its parents.
+//! The first pass over a tier: what it finds of each position ([`Initial`]: its exit and
+//! open count) and the first cells it writes from that ([`first_cells`]), for both the
+//! single-process and the distributed solver.
 
-use oware_db::{ExitMoves, Outcome, Position};
+use std::sync::atomic::{AtomicU8, Ordering};
 
-/// One in-tier move in the open count.
-pub(crate) const OPEN_ONE: u16 = 1 << 8;
-/// The open count's bits.
-pub(crate) const OPEN_MASK: u16 = 0x7 << 8;
-/// The score is decided.
-pub(crate) const DECIDED: u16 = 1 << 11;
-/// Decided with a nonzero score that has not yet acted on its parents.
-pub(crate) const PENDING: u16 = 1 << 12;
+use oware_db::{ExitMoves, Outcome, Position, Rules, TierIndex};
+
+use crate::cell::{Codes, FarExits};
+use crate::lower::LowerTiers;
+use crate::prefetch::prefetch;
+
 /// Exit value of a position without exits.
 pub(crate) const NO_EXIT: i8 = i8::MIN;
-
-/// The value byte of a state word.
-#[inline]
-pub(crate) fn val(s: u16) -> i8 {
-    s as u8 as i8
-}
-
-/// A state word of value `v` and `flags` (open count and flag bits).
-#[inline]
-pub(crate) fn pack(v: i8, flags: u16) -> u16 {
-    u16::from(v as u8) | flags
-}
 
 /// What the first pass finds of a position before its captures are looked up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,28 +49,52 @@ impl Initial {
             },
         }
     }
-
-    /// Decided at once: no move stays in the tier.
-    #[inline]
-    pub(crate) fn closed(&self) -> bool {
-        self.open.unwrap_or(0) == 0
-    }
 }
 
-/// The initial state word of `p` before its captures are looked up: the best value over the
-/// moves that end the game (or, with no legal move, the end score), and the open count, or
-/// `DECIDED | PENDING` when no move stays in the tier (see [`Initial::of`]).
+/// Writes the first cells of the positions of indices `start..start + out.len()` of tier
+/// `index` (a chunk of at most 2^16 positions): exit and open count, coded by `codes`.
+/// Captures are looked up in `lower` in batches whose reads are prefetched first. Returns the
+/// chunk's exits that are too low for a cell code, by offset in the chunk.
 #[inline]
-pub(crate) fn initial_word(
-    p: &Position,
-    exits: &mut ExitMoves,
-    capture: impl FnMut(&Position, i8),
-) -> u16 {
-    let init = Initial::of(p, exits, capture);
-    let flags = if init.closed() {
-        DECIDED | PENDING
-    } else {
-        u16::from(init.open.unwrap_or(0)) * OPEN_ONE
-    };
-    pack(init.exit, flags)
+pub(crate) fn first_cells(
+    rules: &Rules,
+    index: &TierIndex,
+    lower: &LowerTiers,
+    codes: Codes,
+    start: u64,
+    out: &[AtomicU8],
+) -> FarExits {
+    const SUB: usize = 32;
+    debug_assert!(out.len() <= 1 << 16);
+    let mut cursor = index.cursor(start, start + out.len() as u64);
+    let mut captures: Vec<(usize, u8, u64, i8)> = Vec::with_capacity(SUB * 6);
+    let mut inits = [Initial {
+        exit: NO_EXIT,
+        open: None,
+    }; SUB];
+    let mut exits = ExitMoves::new(rules);
+    let mut far = Vec::new();
+    for (s, sub) in out.chunks(SUB).enumerate() {
+        captures.clear();
+        for (slot, init) in inits.iter_mut().enumerate().take(sub.len()) {
+            let p = cursor.next().unwrap_or_default();
+            *init = Initial::of(&p, &mut exits, |child, captured| {
+                let (tier, rank, entry) = lower.entry(child);
+                prefetch(entry);
+                captures.push((slot, tier, rank, captured));
+            });
+        }
+        for &(slot, tier, rank, captured) in &captures {
+            let v = captured - lower.at(tier, rank);
+            inits[slot].exit = inits[slot].exit.max(v);
+        }
+        for (slot, (cell, &init)) in sub.iter().zip(&inits).enumerate() {
+            let (c, low_exit) = codes.initial(init);
+            if let Some(e) = low_exit {
+                far.push(((s * SUB + slot) as u16, e));
+            }
+            cell.store(c, Ordering::Relaxed);
+        }
+    }
+    far.into_boxed_slice()
 }

@@ -45,13 +45,13 @@
 //! position; the scores are game values, so they do not depend on the order of decisions or on
 //! the number of threads.
 
-use crate::cell::{far_exit, Codes, FarExits};
+use crate::cell::{far_exit, Change, Codes, FarExits};
 use crate::prefetch::prefetch;
-use crate::state::{Initial, NO_EXIT};
+use crate::state::first_cells;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::time::Instant;
 
-use oware_db::{ExitMoves, IndexKind, Position, Rules, TierIndex, Unranker};
+use oware_db::{IndexKind, Position, Rules, TierIndex, Unranker};
 use rayon::prelude::*;
 
 use crate::buffer::AtomicBuf;
@@ -119,7 +119,6 @@ struct Ctx<'a> {
     rules: &'a Rules,
     n: u8,
     index: TierIndex,
-    lower: &'a LowerTiers,
     codes: Codes,
     state: &'a [AtomicU8],
     /// The exits too low for a cell code, per `CHUNK` positions.
@@ -139,45 +138,6 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    /// Computes the first cells of the positions `start..start + out.len()` (a chunk of at
-    /// most `CHUNK`): exit and open count. Captures are looked up in the lower tiers in
-    /// batches whose reads are prefetched first. Returns the chunk's exits that are too low
-    /// for a cell code.
-    fn init_cells(&self, start: u64, out: &[AtomicU8]) -> FarExits {
-        const SUB: usize = 32;
-        let mut cursor = self.index.cursor(start, start + out.len() as u64);
-        let mut captures: Vec<(usize, u8, u64, i8)> = Vec::with_capacity(SUB * 6);
-        let mut inits = [Initial {
-            exit: NO_EXIT,
-            open: None,
-        }; SUB];
-        let mut exits = ExitMoves::new(self.rules);
-        let mut far = Vec::new();
-        for (s, sub) in out.chunks(SUB).enumerate() {
-            captures.clear();
-            for (slot, init) in inits.iter_mut().enumerate().take(sub.len()) {
-                let p = cursor.next().unwrap_or_default();
-                *init = Initial::of(&p, &mut exits, |child, captured| {
-                    let (tier, rank, entry) = self.lower.entry(child);
-                    prefetch(entry);
-                    captures.push((slot, tier, rank, captured));
-                });
-            }
-            for &(slot, tier, rank, captured) in &captures {
-                let v = captured - self.lower.at(tier, rank);
-                inits[slot].exit = inits[slot].exit.max(v);
-            }
-            for (slot, (cell, &init)) in sub.iter().zip(&inits).enumerate() {
-                let (c, low_exit) = self.codes.initial(init);
-                if let Some(e) = low_exit {
-                    far.push(((s * SUB + slot) as u16, e));
-                }
-                cell.store(c, Ordering::Relaxed);
-            }
-        }
-        far.into_boxed_slice()
-    }
-
     /// Puts `j` in the frontier (`low` or `high`) and flags its range dirty.
     ///
     /// Sequentially consistent, with the sweep's swap of the flag and read of the word: if
@@ -292,43 +252,24 @@ impl Ctx<'_> {
     #[inline(always)]
     fn act(&self, j: u64, child_low: bool, k: i8) -> Option<bool> {
         let cell = &self.state[j as usize];
-        let codes = &self.codes;
         let mut c = cell.load(Ordering::Relaxed);
         loop {
-            // (new cell, goes to the frontier, as low)
-            let (new, to_frontier, low) = if codes.is_open(c) {
-                if child_low {
-                    (Codes::decided(k), true, false)
-                } else if let Some(lowered) = codes.lowered(c) {
-                    (lowered, false, false)
-                } else {
-                    // The last open move: every in-tier child scores at least `k`.
-                    let exit = codes.exit(c).unwrap_or_else(|| {
-                        far_exit(&self.far[j as usize / CHUNK], (j as usize % CHUNK) as u16)
-                    });
-                    let score = exit.max(-k);
-                    if score == -k {
-                        (Codes::decided(score), true, true)
-                    } else if score != 0 {
-                        let levels = &self.levels[j as usize / LEVEL_GRANULE];
-                        let bit = 1u64 << score.unsigned_abs();
-                        if levels.load(Ordering::Relaxed) & bit == 0 {
-                            levels.fetch_or(bit, Ordering::Relaxed);
-                        }
-                        (codes.pending(score), false, false)
-                    } else {
-                        (Codes::decided(0), false, false)
+            let far = || far_exit(&self.far[j as usize / CHUNK], (j as usize % CHUNK) as u16);
+            let (new, change) = self.codes.child_decided(c, child_low, k, far)?;
+            if let Change::Pending { level } = change {
+                let levels = &self.levels[j as usize / LEVEL_GRANULE];
+                let bit = 1u64 << level;
+                if levels.load(Ordering::Relaxed) & bit == 0 {
+                    levels.fetch_or(bit, Ordering::Relaxed);
+                }
+            }
+            match cell.compare_exchange_weak(c, new, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => {
+                    return match change {
+                        Change::Decided { low } => Some(low),
+                        _ => None,
                     }
                 }
-            } else if child_low && codes.is_waiting(c) {
-                (Codes::decided(k), true, false)
-            } else {
-                // Decided, pending, or waiting for its level, which a high child cannot
-                // change.
-                return None;
-            };
-            match cell.compare_exchange_weak(c, new, Ordering::Relaxed, Ordering::Relaxed) {
-                Ok(_) => return to_frontier.then_some(low),
                 Err(x) => c = x,
             }
         }
@@ -415,7 +356,6 @@ pub fn solve_tier_tuned(
         rules,
         n,
         index,
-        lower,
         codes,
         state: &cells,
         far: &[],
@@ -437,7 +377,7 @@ pub fn solve_tier_tuned(
         .par_chunks(CHUNK)
         .enumerate()
         .map(|(c, chunk)| {
-            let far = ctx.init_cells((c * CHUNK) as u64, chunk);
+            let far = first_cells(rules, &ctx.index, lower, codes, (c * CHUNK) as u64, chunk);
             for (g, granule) in chunk.chunks(LEVEL_GRANULE).enumerate() {
                 let mask = granule
                     .iter()
@@ -525,13 +465,7 @@ fn level_start(ctx: &Ctx<'_>, k: i8) -> u64 {
 #[inline(always)]
 fn start_cell(cell: &AtomicU8, codes: Codes, k: i8) -> Option<i8> {
     let c = cell.load(Ordering::Relaxed);
-    let v = if c == codes.waiting(k) {
-        k
-    } else if c == codes.pending(-k) {
-        -k
-    } else {
-        return None;
-    };
+    let v = codes.starts_at(c, k)?;
     cell.compare_exchange(c, Codes::decided(v), Ordering::Relaxed, Ordering::Relaxed)
         .ok()
         .map(|_| v)

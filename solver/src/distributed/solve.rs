@@ -1,7 +1,8 @@
 //! Solving one tier split by index range over the ranks of a [`Comm`].
 //!
 //! Rank `r` of `P` owns the indices `⌊size·r/P⌋ .. ⌊size·(r+1)/P⌋` of the tier
-//! ([`Partition`]): their state words, their frontier bits and, at the end, their scores.
+//! ([`Partition`]): their one-byte cells (as in the single-process solver, `cell.rs`),
+//! their frontier bits and, at the end, their scores, which the cells become in place.
 //! Every rank reads the lower tiers itself (they come from the shared directory), so
 //! initialisation — exits and open counts — needs no communication at all.
 //!
@@ -15,7 +16,7 @@
 //!    needs so that no rank sends more than [`PartitionConfig::batch`] updates per sub-round
 //!    (this bounds the receive buffers and keeps MPI's 32-bit counts far from overflow);
 //! 3. each rank applies the updates it received to its own positions (rayon, with a
-//!    compare-and-swap per state word), which may put new positions in its frontier;
+//!    compare-and-swap per cell), which may put new positions in its frontier;
 //! 4. termination detection rides on the one reduction of each round (the maximum of the
 //!    sub-rounds needed, at least one while a rank's frontier is not empty): when it is zero,
 //!    no rank has work and no update is in flight, since every update sent in a round is
@@ -27,20 +28,21 @@
 //!
 //! All communication happens on the calling (main) thread, between rayon phases.
 
-use crate::prefetch::prefetch;
-use crate::state::{initial_word, pack, val, DECIDED, OPEN_MASK, OPEN_ONE, PENDING};
+use crate::cell::{far_exit, Change, Codes, FarExits};
+use crate::state::first_cells;
 use std::ops::Range;
-use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::time::Instant;
 
-use oware_db::{ExitMoves, IndexKind, Position, Rules, TierIndex};
+use oware_db::{IndexKind, Position, Rules, TierIndex};
 use rayon::prelude::*;
 
 use super::comm::Comm;
 use crate::lower::LowerTiers;
 use crate::progress::{Phase, Progress};
 
-/// Positions per rayon work item in the scans (a multiple of 64: whole frontier words).
+/// Positions per rayon work item in the scans (a multiple of 64: whole frontier words; at
+/// most 2^16, the offsets of the lists of low exits).
 const CHUNK: usize = 1 << 14;
 /// Frontier positions per rayon work item when generating parents.
 const GEN_CHUNK: usize = 2048;
@@ -93,12 +95,17 @@ pub struct PartitionConfig {
     /// The most updates (8 bytes each) a rank sends in one exchange, over all destinations;
     /// also about the most it receives. Frontier positions are taken `batch / 4` per round.
     pub batch: usize,
+    /// As [`Tuning::exact_exits`](crate::Tuning::exact_exits).
+    pub exact_exits: u8,
 }
 
 impl Default for PartitionConfig {
-    /// 4 Mi updates (32 MiB) per exchange.
+    /// 4 Mi updates (32 MiB) per exchange; as many exits coded in the cells as fit.
     fn default() -> Self {
-        PartitionConfig { batch: 1 << 22 }
+        PartitionConfig {
+            batch: 1 << 22,
+            exact_exits: 48,
+        }
     }
 }
 
@@ -121,7 +128,7 @@ pub struct PartitionStats {
     pub updates_local: u64,
     /// Bytes sent to other ranks in exchanges of updates (8 per update).
     pub bytes_sent: u64,
-    /// Bytes of this rank's state (state words and frontier bits).
+    /// Bytes of this rank's state (cells and frontier bits).
     pub state_bytes: u64,
     /// Seconds computing exits and open counts.
     pub init_seconds: f64,
@@ -141,11 +148,11 @@ pub struct LocalScores {
 }
 
 /// Bytes of memory one rank of `ranks` needs for its part of a tier of `positions`
-/// positions (state words, frontier bits and scores; lower tiers and exchange buffers not
-/// included).
+/// positions (cells, which become the scores, and frontier bits; lower tiers and exchange
+/// buffers not included).
 pub fn partition_memory(positions: u64, ranks: usize) -> u64 {
     let local = positions.div_ceil(ranks.max(1) as u64);
-    local * 2 + local.div_ceil(64) * 8 + local + 4096
+    local + local.div_ceil(64) * 8 + 4096
 }
 
 struct Ctx<'a> {
@@ -153,67 +160,31 @@ struct Ctx<'a> {
     index: TierIndex,
     part: Partition,
     start: u64,
-    lower: &'a LowerTiers,
-    state: Vec<AtomicU16>,
+    codes: Codes,
+    state: Vec<AtomicU8>,
+    /// The exits too low for a cell code, per `CHUNK` owned positions.
+    far: Vec<FarExits>,
     frontier: Vec<AtomicU64>,
 }
 
 impl Ctx<'_> {
-    /// Initial words of the owned positions `first..first + out.len()` (local offsets).
-    fn init(&self, first: usize, out: &[AtomicU16]) {
-        const SUB: usize = 32;
-        let g0 = self.start + first as u64;
-        let mut cursor = self.index.cursor(g0, g0 + out.len() as u64);
-        let mut caps: Vec<(usize, &i8, i8)> = Vec::with_capacity(SUB * 6);
-        let mut words = [0u16; SUB];
-        let mut exits = ExitMoves::new(self.rules);
-        for sub in out.chunks(SUB) {
-            caps.clear();
-            for (slot, w) in words.iter_mut().enumerate().take(sub.len()) {
-                let Some(p) = cursor.next() else { break };
-                *w = initial_word(&p, &mut exits, |child, captured| {
-                    let (_, _, entry) = self.lower.entry(child);
-                    prefetch(entry);
-                    caps.push((slot, entry, captured));
-                });
-            }
-            for &(slot, entry, captured) in &caps {
-                let v = captured - *entry;
-                if v > val(words[slot]) {
-                    words[slot] = (words[slot] & 0xff00) | u16::from(v as u8);
-                }
-            }
-            for (w, &v) in sub.iter().zip(&words) {
-                w.store(v, Ordering::Relaxed);
-            }
-        }
-    }
-
     #[inline]
     fn mark(&self, j: usize) {
         self.frontier[j / 64].fetch_or(1 << (j % 64), Ordering::Relaxed);
     }
 
-    /// Level start: decides high the undecided owned positions whose exit is `k` and puts
-    /// the pending ones scoring `±k` in the frontier. Returns how many were marked.
+    /// Level start: decides high the undecided owned positions whose exit is `k` and low
+    /// the pending ones scoring `−k`, and puts them in the frontier. Returns how many were
+    /// marked.
     fn level_start(&self, k: i8) -> u64 {
         self.state
             .par_chunks(CHUNK)
             .enumerate()
             .map(|(c, chunk)| {
                 let mut marked = 0;
-                for (i, w) in chunk.iter().enumerate() {
-                    let s = w.load(Ordering::Relaxed);
-                    let v = val(s);
-                    let new = if s & DECIDED == 0 {
-                        (v == k).then(|| pack(k, DECIDED))
-                    } else if s & PENDING != 0 && v.abs() == k {
-                        Some(s & !PENDING)
-                    } else {
-                        None
-                    };
-                    if let Some(new) = new {
-                        w.store(new, Ordering::Relaxed);
+                for (i, cell) in chunk.iter().enumerate() {
+                    if let Some(v) = self.codes.starts_at(cell.load(Ordering::Relaxed), k) {
+                        cell.store(Codes::decided(v), Ordering::Relaxed);
                         self.mark(c * CHUNK + i);
                         marked += 1;
                     }
@@ -255,8 +226,8 @@ impl Ctx<'_> {
             .map(|chunk| {
                 let mut buckets = vec![Vec::new(); ranks];
                 for &j in chunk {
-                    let v = val(self.state[j as usize].load(Ordering::Relaxed));
-                    let low = u64::from(v < 0);
+                    // A frontier position is decided: its cell is its score.
+                    let low = u64::from((self.state[j as usize].load(Ordering::Relaxed) as i8) < 0);
                     let c = self.index.unrank(self.start + u64::from(j));
                     c.unmoves_reachable(self.rules, |p: Position, _| {
                         let g = self.index.rank_unchecked(&p);
@@ -300,34 +271,21 @@ impl Ctx<'_> {
     #[inline]
     fn act(&self, j: usize, child_low: bool, k: i8) -> bool {
         let cell = &self.state[j];
-        let mut s = cell.load(Ordering::Relaxed);
+        let mut c = cell.load(Ordering::Relaxed);
         loop {
-            if s & DECIDED != 0 {
+            let far = || far_exit(&self.far[j / CHUNK], (j % CHUNK) as u16);
+            let Some((new, change)) = self.codes.child_decided(c, child_low, k, far) else {
                 return false;
-            }
-            let (new, frontier) = if child_low {
-                (pack(k, DECIDED), true)
-            } else if s & OPEN_MASK > OPEN_ONE {
-                (s - OPEN_ONE, false)
-            } else {
-                // The last open child scores k: the parent scores max(exit, −k).
-                let score = val(s).max(-k);
-                if score == -k {
-                    (pack(score, DECIDED), true)
-                } else if score != 0 {
-                    (pack(score, DECIDED | PENDING), false)
-                } else {
-                    (pack(0, DECIDED), false)
-                }
             };
-            match cell.compare_exchange_weak(s, new, Ordering::Relaxed, Ordering::Relaxed) {
+            match cell.compare_exchange_weak(c, new, Ordering::Relaxed, Ordering::Relaxed) {
                 Ok(_) => {
+                    let frontier = matches!(change, Change::Decided { .. });
                     if frontier {
                         self.mark(j);
                     }
                     return frontier;
                 }
-                Err(x) => s = x,
+                Err(x) => c = x,
             }
         }
     }
@@ -357,30 +315,35 @@ pub fn solve_tier_local(
     let range = part.range(me);
     let local = (range.end - range.start) as usize;
     assert!(local as u64 <= 1 << 32, "{local} positions on one rank");
-    let ctx = Ctx {
+    let mut ctx = Ctx {
         rules,
         index,
         part,
         start: range.start,
-        lower,
-        state: (0..local).map(|_| AtomicU16::new(0)).collect(),
+        codes: Codes::new(n, config.exact_exits),
+        state: (0..local).map(|_| AtomicU8::new(0)).collect(),
+        far: Vec::new(),
         frontier: (0..local.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
     };
     let mut stats = PartitionStats {
         positions: local as u64,
-        state_bytes: local as u64 * 2 + ctx.frontier.len() as u64 * 8,
+        state_bytes: local as u64 + ctx.frontier.len() as u64 * 8,
         ..PartitionStats::default()
     };
 
     let t = Instant::now();
     progress.start(Phase::Init, local as u64);
-    ctx.state
+    ctx.far = ctx
+        .state
         .par_chunks(CHUNK)
         .enumerate()
-        .for_each(|(c, chunk)| {
-            ctx.init(c * CHUNK, chunk);
+        .map(|(c, chunk)| {
+            let start = ctx.start + (c * CHUNK) as u64;
+            let far = first_cells(rules, &ctx.index, lower, ctx.codes, start, chunk);
             progress.advance(chunk.len() as u64);
-        });
+            far
+        })
+        .collect();
     stats.init_seconds = t.elapsed().as_secs_f64();
 
     let t = Instant::now();
@@ -447,23 +410,26 @@ pub fn solve_tier_local(
     }
     stats.propagate_seconds = t.elapsed().as_secs_f64();
 
-    let scores: Vec<i8> = ctx
-        .state
-        .par_iter()
-        .map(|w| {
-            let s = w.load(Ordering::Relaxed);
-            if s & DECIDED != 0 {
-                val(s)
-            } else {
-                0
-            }
-        })
-        .collect();
+    // Undecided positions score 0; the cells become the scores in place.
+    let codes = ctx.codes;
     stats.endless = ctx
         .state
-        .par_iter()
-        .filter(|w| w.load(Ordering::Relaxed) & DECIDED == 0)
-        .count() as u64;
+        .par_chunks(CHUNK)
+        .map(|chunk| {
+            let mut endless = 0u64;
+            for cell in chunk {
+                let c = cell.load(Ordering::Relaxed);
+                endless += u64::from(codes.is_open(c));
+                cell.store(codes.finished(c) as u8, Ordering::Relaxed);
+            }
+            endless
+        })
+        .sum();
+    // The same size and alignment: the collection reuses the cells' allocation.
+    let scores: Vec<i8> = std::mem::take(&mut ctx.state)
+        .into_iter()
+        .map(|c| c.into_inner() as i8)
+        .collect();
     stats.finite = local as u64 - stats.endless;
     (
         LocalScores {
