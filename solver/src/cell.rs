@@ -1,4 +1,5 @@
-//! The one-byte state cell of a position while the single-process solver solves its tier.
+//! The one-byte state cell of a position while its tier is solved (by the single-process and
+//! the distributed solver alike).
 //!
 //! A cell holds what the solver needs of a position in one of these codes (tier `n`):
 //!
@@ -17,7 +18,7 @@
 //! positions ([`FarExits`]), looked up when the count reaches 0. `S = X + 3` classes fit in
 //! the codes left over by the scores, so `X` shrinks as the tier grows (23 at tier 24, 19 at
 //! tier 30, 7 at tier 48), but an exit below `−X` is rare: a capture of `c` seeds scores at
-//! least `2c − n`.
+//! least `2c − n`, and tier 30 lists 2.4 M of its 2.74 G positions.
 //!
 //! A decided cell is its score, so the finished cells are the table once every undecided
 //! one is set to 0.
@@ -189,8 +190,12 @@ impl Codes {
                     (self.open(open, self.exact + 2), Some(e))
                 }
             }
+            // No move stays in the tier: some move leaves it, or the game is over.
             _ if e > 0 => (self.waiting(e), None),
-            _ if e < 0 => (self.pending(e), None),
+            _ if e < 0 => {
+                debug_assert!(e != NO_EXIT, "a closed position without an exit");
+                (self.pending(e), None)
+            }
             _ => (Self::decided(0), None),
         }
     }
