@@ -38,16 +38,8 @@ impl Initial {
             Outcome::Continue { child, captured } => capture(&child, captured as i8),
             Outcome::End { score } => exit = exit.max(score),
         });
-        match open {
-            Some(open) => Initial {
-                exit,
-                open: Some(open),
-            },
-            None => Initial {
-                exit: p.end_score(),
-                open: None,
-            },
-        }
+        let exit = if open.is_some() { exit } else { p.end_score() };
+        Initial { exit, open }
     }
 }
 
