@@ -7,7 +7,7 @@
 //! owner), and a load alone.
 //!
 //! ```text
-//! cargo run --release -p oware-solver --example random_access -- [MIB] [THREADS]
+//! cargo run --release -p oware-tools --bin random_access -- [MIB] [THREADS]
 //! ```
 //!
 //! `MIB` (default 1536, tier 26's state) is the array's size, in a memory map advised to use
