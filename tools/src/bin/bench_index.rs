@@ -29,7 +29,7 @@ const SPARSE: usize = 8;
 /// Nanoseconds per rank, unrank, legal-move generation and un-move generation, averaged over
 /// every position of one tier.
 #[derive(Parser)]
-#[command(name = "bench_index", about, long_about = None)]
+#[command(name = "bench_index")]
 struct Args {
     /// The tier (seed count, 0..=48) to walk in full.
     #[arg(long, value_parser = clap::value_parser!(u8).range(0..=48))]

@@ -17,7 +17,7 @@ use oware_db::{Position, Rules, Tablebase, TierIndex};
 
 /// Library probe latency and throughput on random positions of one warm tier.
 #[derive(Parser)]
-#[command(name = "bench_probe", about, long_about = None)]
+#[command(name = "bench_probe")]
 struct Args {
     /// Directory of the tables.
     #[arg(long, default_value = "tables")]
