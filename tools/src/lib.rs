@@ -4,5 +4,7 @@
 //! Nothing here is published: the shipped crates are `oware-db`, `oware-solver` and the
 //! `oware` command-line tool.
 
+#![warn(missing_docs)]
+
 pub mod entropy;
 pub mod machine;
