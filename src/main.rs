@@ -26,12 +26,6 @@ enum Command {
     Verify(commands::verify::Args),
     /// Rewrite tables with another block compression (huffman, zstd) into another directory.
     Recompress(commands::recompress::Args),
-    /// Micro-benchmarks for `scripts/bench` (rank, unrank, moves, un-moves, probes).
-    #[command(hide = true)]
-    Bench(commands::bench::Args),
-    /// Probe benchmark for `scripts/bench-probe` (to become `oware bench probe`).
-    #[command(hide = true)]
-    BenchProbe(commands::bench_probe::Args),
 }
 
 fn main() -> ExitCode {
@@ -48,8 +42,6 @@ fn main() -> ExitCode {
         Command::Probe(a) => commands::probe::run(a),
         Command::Info(a) => commands::info::run(a),
         Command::Verify(a) => commands::verify::run(a),
-        Command::Bench(a) => commands::bench::run(a),
-        Command::BenchProbe(a) => commands::bench_probe::run(a),
         Command::Recompress(a) => commands::recompress::run(a),
     };
     match result {

@@ -1,7 +1,5 @@
 //! One module per subcommand; each has its clap `Args` and a `run` function.
 
-pub mod bench;
-pub mod bench_probe;
 pub mod generate;
 pub mod info;
 pub mod probe;

@@ -6,19 +6,17 @@
 //! `--any` takes every neighbour, to show how much the neighbours know at all. See README,
 //! "Toward 1 bit per position".
 //!
-//! `cargo run --release -p oware-db --example nbrentropy -- tables 14 [--any]`
+//! `cargo run --release -p oware-tools --bin nbrentropy -- tables 14 [--any]`
 use oware_db::{IndexKind, Position, TierIndex};
 
-// Not every helper is used by every example.
-#[allow(dead_code)]
-mod support;
+use oware_tools::entropy::{bits, dir_and_tier, read_tier};
 
 fn main() {
-    let (dir, n) = support::dir_and_tier(
+    let (dir, n) = dir_and_tier(
         "usage: nbrentropy DIR TIER [--any] (a directory of tables holding tier TIER)",
     );
     let any = std::env::args().any(|a| a == "--any");
-    let scores = support::read_tier(&dir, n);
+    let scores = read_tier(&dir, n);
     let index = TierIndex::new(n, IndexKind::Reachable);
     // Symbols: score + n, and `none` for a missing neighbour or previous score.
     let width = 2 * n as usize + 2;
@@ -60,8 +58,7 @@ fn main() {
     }
     let total = scores.len() as f64;
     // Conditional entropy in bits per position of counts laid out as rows of `width`.
-    let conditional =
-        |c: &[u64]| -> f64 { c.chunks(width).map(support::bits).sum::<f64>() / total };
+    let conditional = |c: &[u64]| -> f64 { c.chunks(width).map(bits).sum::<f64>() / total };
     println!(
         "tier {n}: previous score (the tables' model): {:.3} bits per position",
         conditional(&order1)

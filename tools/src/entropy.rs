@@ -1,4 +1,6 @@
-//! What the design-aid examples share: their `DIR TIER` arguments and reading a whole table.
+//! What the entropy design aids (`entropy`, `ctxentropy`, `nbrentropy`, `orderentropy`,
+//! `exitdelta`) share: their `DIR TIER` arguments, reading a whole table, and the cost of
+//! coding counted symbols.
 
 use oware_db::Table;
 use std::path::{Path, PathBuf};

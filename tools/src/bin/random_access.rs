@@ -1,27 +1,33 @@
-//! The machine's ceiling for the solver's parent updates: random 16-bit state words updated
-//! in batches of 256 whose cache lines are prefetched first, as `Ctx::propagate` does, with
-//! a chosen amount of other work (a dependent chain of multiplies) before each prefetch.
+//! The machine's ceiling for the solver's parent updates: random one-byte cells (one per
+//! position, as the solver's state holds them) updated in batches of 256 whose cache lines are
+//! prefetched first, as the solver's `propagate` does, with a chosen amount of other work (a
+//! dependent chain of multiplies) before each prefetch.
 //!
-//! Three ways to update a word are timed: a compare-and-swap (what the solver does, since
-//! two threads may update the same word), a plain load and store (only correct for one
-//! owner), and a load alone.
+//! Three ways to update a cell are timed: a compare-and-swap (what the solver does, since two
+//! threads may update the same cell), a plain load and store (only correct for one owner), and
+//! a load alone.
 //!
 //! ```text
-//! cargo run --release -p oware-solver --example random_access -- [MIB] [THREADS]
+//! cargo run --release -p oware-tools --bin random_access -- [MIB] [THREADS]
 //! ```
 //!
-//! `MIB` (default 1536, tier 26's state) is the array's size, in a memory map advised to use
-//! transparent huge pages like the solver's; `THREADS` defaults to 2.
+//! `MIB` is the array's size, in a memory map advised to use transparent huge pages like the
+//! solver's; it defaults to tier 26's cells (one byte for each of its 770,319,837 positions:
+//! 735 MiB). `THREADS` defaults to 2.
 
-use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Instant;
 
 use memmap2::{Advice, MmapMut};
+use oware_db::{tier_size, IndexKind};
+
+/// The tier whose cells the default size holds.
+const DEFAULT_TIER: u8 = 26;
 
 /// Updates per batch, whose prefetches are issued before the first update.
 const BATCH: usize = 256;
 
-/// How a word is updated.
+/// How a cell is updated.
 #[derive(Clone, Copy)]
 enum Update {
     Cas,
@@ -29,18 +35,18 @@ enum Update {
     Load,
 }
 
-/// The solver's prefetch hint (`solver/src/prefetch.rs`) for one word.
+/// The solver's prefetch hint (`solver/src/prefetch.rs`) for one cell.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn prefetch(word: &AtomicU16) {
+fn prefetch(cell: &AtomicU8) {
     use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
     // SAFETY: a prefetch is only a hint and never faults.
-    unsafe { _mm_prefetch::<_MM_HINT_T0>(word.as_ptr().cast::<i8>()) }
+    unsafe { _mm_prefetch::<_MM_HINT_T0>(cell.as_ptr().cast::<i8>()) }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-fn prefetch(_: &AtomicU16) {}
+fn prefetch(_: &AtomicU8) {}
 
 /// A step of xorshift (the random index) followed by `work` dependent multiplies.
 #[inline(always)]
@@ -57,7 +63,7 @@ fn next(mut x: u64, work: u32) -> u64 {
 }
 
 /// Millions of updates per second over all threads.
-fn run(cells: &[AtomicU16], threads: usize, per_thread: usize, work: u32, how: Update) -> f64 {
+fn run(cells: &[AtomicU8], threads: usize, per_thread: usize, work: u32, how: Update) -> f64 {
     let start = Instant::now();
     std::thread::scope(|s| {
         for t in 0..threads {
@@ -75,9 +81,17 @@ fn run(cells: &[AtomicU16], threads: usize, per_thread: usize, work: u32, how: U
                         let c = &cells[i];
                         match how {
                             Update::Cas => {
-                                let _ = c.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| {
-                                    Some(w.wrapping_add(1))
-                                });
+                                // The solver's loop: a load, then compare-and-swap until
+                                // no other thread changed the cell in between.
+                                let mut v = c.load(Ordering::Relaxed);
+                                while let Err(now) = c.compare_exchange_weak(
+                                    v,
+                                    v.wrapping_add(1),
+                                    Ordering::Relaxed,
+                                    Ordering::Relaxed,
+                                ) {
+                                    v = now;
+                                }
                             }
                             Update::Plain => c.store(
                                 c.load(Ordering::Relaxed).wrapping_add(1),
@@ -109,9 +123,10 @@ fn work_ns(work: u32) -> f64 {
 
 fn main() -> std::io::Result<()> {
     let mut args = std::env::args().skip(1);
+    let default_mib = tier_size(DEFAULT_TIER, IndexKind::Reachable).div_ceil(1 << 20) as usize;
     let mib: usize = args
         .next()
-        .map_or(Ok(1536), |a| a.parse())
+        .map_or(Ok(default_mib), |a| a.parse())
         .map_err(std::io::Error::other)?;
     let threads: usize = args
         .next()
@@ -123,12 +138,15 @@ fn main() -> std::io::Result<()> {
     for page in map.chunks_mut(4096) {
         page[0] = 1;
     }
-    // SAFETY: the map is page-aligned, `bytes` long, initialised, and outlives the slice;
-    // it is only accessed through atomics from here on.
-    let cells: &[AtomicU16] =
-        unsafe { std::slice::from_raw_parts(map.as_ptr().cast::<AtomicU16>(), bytes / 2) };
+    // SAFETY: the map is `bytes` long, initialised, and outlives the slice; `AtomicU8` has
+    // the size and alignment of `u8`, and the map is only accessed through atomics from here
+    // on.
+    let cells: &[AtomicU8] =
+        unsafe { std::slice::from_raw_parts(map.as_ptr().cast::<AtomicU8>(), bytes) };
     let per_thread = 30_000_000;
-    println!("{mib} MiB of 16-bit words, {threads} threads, batches of {BATCH} prefetched updates");
+    println!(
+        "{mib} MiB of one-byte cells, {threads} threads, batches of {BATCH} prefetched updates"
+    );
     println!(
         "other work ns/update | CAS M/s | plain M/s | load M/s | CAS, plain, load ns/update/thread"
     );

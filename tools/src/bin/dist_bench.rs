@@ -2,7 +2,7 @@
 //! `docs/SCALING.md`).
 //!
 //! ```text
-//! dist_bench --max 20 --from 18 --ranks 1,2,3 [--rules abapa] [--cache DIR]
+//! cargo run --release -p oware-tools --bin dist_bench -- --max 20 --from 18 --ranks 1,2,3 [--rules abapa] [--cache DIR]
 //! ```
 //!
 //! Solves tiers `0..=max` with [`oware_solver::solve_tier`] (tiers already in `--cache` as

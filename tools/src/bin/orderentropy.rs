@@ -8,10 +8,10 @@
 //! two houses at a time while that lowers the entropy (slow: use a small tier). See README,
 //! "Toward 1 bit per position".
 //!
-//! `cargo run --release -p oware-db --example orderentropy -- tables 20 [--search]`
+//! `cargo run --release -p oware-tools --bin orderentropy -- tables 20 [--search]`
 use oware_db::{IndexKind, Position, TierIndex};
 
-mod support;
+use oware_tools::entropy::{bits, dir_and_tier, read_tier};
 
 /// Order-1 entropy of a sequence of scores, in bits per score.
 fn order1(seq: impl Iterator<Item = i8>) -> f64 {
@@ -23,7 +23,7 @@ fn order1(seq: impl Iterator<Item = i8>) -> f64 {
         prev = x as u8;
         len += 1;
     }
-    counts.chunks(256).map(support::bits).sum::<f64>() / len as f64
+    counts.chunks(256).map(bits).sum::<f64>() / len as f64
 }
 
 /// Entropy of the signs of `scores` (three symbols), each coded knowing the previous `k`
@@ -36,14 +36,14 @@ fn signs(scores: &[i8], k: u32) -> f64 {
         counts[history][sign] += 1;
         history = (history << 2 | sign) & ((1 << (2 * k)) - 1);
     }
-    counts.iter().map(|c| support::bits(c)).sum::<f64>() / scores.len() as f64
+    counts.iter().map(|c| bits(c)).sum::<f64>() / scores.len() as f64
 }
 
 fn main() {
-    let (dir, n) = support::dir_and_tier(
+    let (dir, n) = dir_and_tier(
         "usage: orderentropy DIR TIER [--search] (a directory holding the table of TIER)",
     );
-    let scores = support::read_tier(&dir, n);
+    let scores = read_tier(&dir, n);
     for k in [1, 4] {
         println!(
             "tier {n}, the signs alone, knowing the previous {k}: {:.3} bits per position",

@@ -1,5 +1,7 @@
 //! Solves tiers 0..=N in memory and prints the time and rate of each (a quick profile aid;
 //! `scripts/bench` measures through `oware generate`).
+//!
+//! `cargo run --release -p oware-tools --bin solve_mem -- [N] [RULES]` (defaults: 15, abapa)
 use std::sync::Arc;
 use std::time::Instant;
 

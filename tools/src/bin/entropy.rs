@@ -1,4 +1,8 @@
-//! Prints entropy statistics of a tier table's scores (a design aid for value encodings).
+//! Prints entropy statistics of a tier table's scores (a design aid for value encodings):
+//! order-0, order-1 and order-2 entropies, the histogram of the scores, and the cost of a
+//! per-block palette.
+//!
+//! `cargo run --release -p oware-tools --bin entropy -- tables/tier-20.owt`
 use oware_db::Table;
 use std::path::Path;
 
@@ -18,7 +22,9 @@ fn h(counts: &[u64]) -> f64 {
 }
 
 fn main() {
-    let path = std::env::args().nth(1).expect("table path");
+    let path = std::env::args()
+        .nth(1)
+        .expect("usage: entropy TABLE (the path of one tier-NN.owt file)");
     let t = Table::open(Path::new(&path)).expect("open");
     let v = t.read_all().expect("read");
     let n = v.len() as f64;

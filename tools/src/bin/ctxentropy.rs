@@ -4,13 +4,11 @@
 //! index is grouped by it), the score before the previous one, or a feature of the board
 //! that a cursor gives with each position. See README, "Toward 1 bit per position".
 //!
-//! `cargo run --release -p oware-db --example ctxentropy -- tables 20`
+//! `cargo run --release -p oware-tools --bin ctxentropy -- tables 20`
 use oware_db::{IndexKind, Position, TierIndex};
 use std::collections::HashMap;
 
-// Not every helper is used by every example.
-#[allow(dead_code)]
-mod support;
+use oware_tools::entropy::{dir_and_tier, read_tier};
 
 /// Counts of (context, score) pairs.
 type Counts = HashMap<(u64, i8), u64>;
@@ -38,10 +36,9 @@ fn byte(x: i8) -> u64 {
 }
 
 fn main() {
-    let (dir, n) = support::dir_and_tier(
-        "usage: ctxentropy DIR TIER (a directory of tables holding tier TIER)",
-    );
-    let scores = support::read_tier(&dir, n);
+    let (dir, n) =
+        dir_and_tier("usage: ctxentropy DIR TIER (a directory of tables holding tier TIER)");
+    let scores = read_tier(&dir, n);
     let contexts: [Context; 6] = [
         ("previous (the tables' model)", |_, p1, _| byte(p1)),
         ("previous, m", |p, p1, _| {

@@ -6,17 +6,17 @@
 //! position has an exit, and the order-1 entropy of the scores with "don't care" entries
 //! (where the exit is the score, the previous stored value when it is not above it). See README, "Toward 1 bit per position".
 //!
-//! `cargo run --release -p oware-db --example exitdelta -- tables 20`
+//! `cargo run --release -p oware-tools --bin exitdelta -- tables 20`
 use oware_db::{IndexKind, Outcome, Rules, TierIndex};
 
-mod support;
+use oware_tools::entropy::{bits, dir_and_tier, read_tier};
 
 fn main() {
-    let (dir, n) = support::dir_and_tier(
+    let (dir, n) = dir_and_tier(
         "usage: exitdelta DIR TIER (a directory of abapa tables holding tiers 0..=TIER)",
     );
     let rules = Rules::ABAPA;
-    let load = |t: u8| support::read_tier(&dir, t);
+    let load = |t: u8| read_tier(&dir, t);
     let lower: Vec<Vec<i8>> = (0..n).map(load).collect();
     let v = load(n);
     let idx: Vec<TierIndex> = (0..=n)
@@ -67,7 +67,7 @@ fn main() {
         pf = stored;
     }
     let m = v.len() as f64;
-    let h1 = |c: &Vec<Vec<u64>>| c.iter().map(|r| support::bits(r)).sum::<f64>() / m;
+    let h1 = |c: &Vec<Vec<u64>>| c.iter().map(|r| bits(r)).sum::<f64>() / m;
     println!(
         "tier {n}: {} positions, with exit {:.3}, exit exact {:.3}",
         v.len(),
@@ -76,9 +76,9 @@ fn main() {
     );
     println!(
         "score: order-0 {:.3} order-1 {:.3}; delta: order-0 {:.3} order-1 {:.3}, +has-exit ctx {:.3}",
-        support::bits(&c0) / m,
+        bits(&c0) / m,
         h1(&c1),
-        support::bits(&d0) / m,
+        bits(&d0) / m,
         h1(&d1),
         (h1(&e1[0]) + h1(&e1[1]))
     );

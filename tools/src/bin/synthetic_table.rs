@@ -3,7 +3,7 @@
 //! entries come in long runs as in real tables, with the parity of the tier and some noise.
 //!
 //! ```text
-//! cargo run --release -p oware-solver --example synthetic_table -- DIR TIER [BLOCK_ENTRIES,...] [LEVEL]
+//! cargo run --release -p oware-tools --bin synthetic_table -- DIR TIER [BLOCK_ENTRIES,...] [LEVEL]
 //! ```
 //! With one block size the table goes to `DIR`; with several, to `DIR/b<BLOCK_ENTRIES>`.
 //! Each directory gets a `manifest.json` (rules `abapa`).

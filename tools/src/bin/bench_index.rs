@@ -1,4 +1,9 @@
-//! `oware bench index`: the cost of the index and of move generation over a full tier.
+//! `bench_index`: the cost of the index and of move generation over a full tier, on one
+//! thread (`scripts/bench index`).
+//!
+//! ```text
+//! bench_index --tier 20 [--kind reachable] [--rules abapa]
+//! ```
 //!
 //! The tier is walked in index order in chunks: each chunk is unranked into a buffer (timed as
 //! `unrank`), then every position of the buffer is ranked, has its legal moves generated, and
@@ -11,9 +16,9 @@ use std::hint::black_box;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use clap::Parser;
 use oware_db::{IndexKind, Position, Rules, TierIndex};
-
-use super::machine;
+use oware_tools::machine;
 
 /// Positions per chunk (16 MiB of positions).
 const CHUNK: u64 = 1 << 20;
@@ -21,18 +26,20 @@ const CHUNK: u64 = 1 << 20;
 /// The stride of the sparse unranker pass.
 const SPARSE: usize = 8;
 
-/// Arguments of `oware bench index`.
-#[derive(clap::Args)]
-pub struct Args {
+/// Nanoseconds per rank, unrank, legal-move generation and un-move generation, averaged over
+/// every position of one tier.
+#[derive(Parser)]
+#[command(name = "bench_index")]
+struct Args {
     /// The tier (seed count, 0..=48) to walk in full.
     #[arg(long, value_parser = clap::value_parser!(u8).range(0..=48))]
-    pub tier: u8,
+    tier: u8,
     /// Which index: `reachable` (the tables' index) or `dense` (every position).
     #[arg(long, default_value = "reachable", value_parser = parse_kind)]
-    pub kind: IndexKind,
+    kind: IndexKind,
     /// The rules for move and un-move generation, e.g. `abapa`, `awari+capture=3`.
     #[arg(long, default_value = "abapa")]
-    pub rules: Rules,
+    rules: Rules,
 }
 
 fn parse_kind(s: &str) -> Result<IndexKind, String> {
@@ -59,12 +66,13 @@ impl Pass {
     }
 }
 
-/// Runs `oware bench index`.
+/// Walks the tier and prints the figures.
 ///
 /// # Errors
 /// If the self-check fails: the ranks of the unranked positions must be `0..size` exactly
 /// (their sum is compared).
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+fn main() -> anyhow::Result<ExitCode> {
+    let args = Args::parse();
     let idx = TierIndex::new(args.tier, args.kind);
     let rules = args.rules;
     let size = idx.size();

@@ -1,6 +1,8 @@
 //! Solves tiers 0..=N in memory, verifies each with `verify_tier` right after solving it, and
 //! prints the rate of both (the speed bar of `verify --deep`: at least half the rate of
-//! generation). Usage: `verify_mem [N] [rules]`.
+//! generation).
+//!
+//! `cargo run --release -p oware-tools --bin verify_mem -- [N] [RULES]` (defaults: 15, abapa)
 use std::sync::Arc;
 use std::time::Instant;
 

@@ -1,5 +1,10 @@
-//! The probe benchmark (`scripts/bench-probe`): library probe latency and throughput on
-//! random positions of one warm tier, and a position file for the batch benchmark.
+//! `bench_probe`: library probe latency and throughput on random positions of one warm tier,
+//! and a position file for the batch benchmark (`scripts/bench probe`, `scripts/bench-probe`).
+//!
+//! ```text
+//! bench_probe --dir DIR --tier N [--rules abapa] [--count 1000000] [--threads T]
+//! bench_probe --dir DIR --tier N --count C --write-positions FILE
+//! ```
 
 use std::hint::black_box;
 use std::io::{BufWriter, Write};
@@ -7,37 +12,40 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
+use clap::Parser;
 use oware_db::{Position, Rules, Tablebase, TierIndex};
 
-/// Arguments of `oware bench-probe`.
-#[derive(clap::Args)]
-pub struct Args {
+/// Library probe latency and throughput on random positions of one warm tier.
+#[derive(Parser)]
+#[command(name = "bench_probe")]
+struct Args {
     /// Directory of the tables.
     #[arg(long, default_value = "tables")]
-    pub dir: PathBuf,
+    dir: PathBuf,
     /// Rules of the tables.
     #[arg(long, default_value = "abapa")]
-    pub rules: Rules,
+    rules: Rules,
     /// The tier to probe.
     #[arg(long)]
-    pub tier: u8,
+    tier: u8,
     /// Random probes per measurement.
     #[arg(long, default_value_t = 1_000_000)]
-    pub count: usize,
+    count: usize,
     /// Threads for the throughput measurement (default: every core).
     #[arg(long)]
-    pub threads: Option<usize>,
+    threads: Option<usize>,
     /// Instead of measuring, write `count` random positions of the tier to this file, one
     /// per line (input for `oware probe -`).
     #[arg(long)]
-    pub write_positions: Option<PathBuf>,
+    write_positions: Option<PathBuf>,
 }
 
-/// Runs `oware bench-probe`.
+/// Measures, or writes the position file.
 ///
 /// # Errors
 /// The tables cannot be opened or probed, or the position file cannot be written.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+fn main() -> anyhow::Result<ExitCode> {
+    let args = Args::parse();
     if let Some(path) = &args.write_positions {
         let index = TierIndex::new(args.tier, table_kind(&args)?);
         let mut out = BufWriter::new(std::fs::File::create(path)?);
@@ -79,7 +87,7 @@ fn percentile(sorted: &[u64], q: f64) -> f64 {
 ///
 /// # Errors
 /// The tables cannot be opened or probed.
-pub fn run_probe_bench(
+fn run_probe_bench(
     dir: &Path,
     rules: &Rules,
     tier: u8,
