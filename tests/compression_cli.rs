@@ -8,8 +8,7 @@ use std::path::Path;
 
 use support::{ok, run};
 
-use oware_db::format::Compression;
-use oware_db::{Rules, Table, Tablebase, TierIndex};
+use oware_db::{Compression, Rules, Table, Tablebase, TierIndex};
 
 const MAX: u8 = 9;
 

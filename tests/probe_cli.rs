@@ -6,8 +6,9 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Output, Stdio};
 
-use oware_db::{IndexKind, Manifest, Position, Rules, TierEntry, TierIndex, TierStats};
-use oware_solver::table_writer::write_table;
+use oware_db::{
+    write_table, IndexKind, Manifest, Position, Rules, TierEntry, TierIndex, TierStats,
+};
 use support::text;
 
 const MAX: u8 = 8;

@@ -6,8 +6,7 @@ mod support;
 use std::path::Path;
 use std::process::Output;
 
-use oware_db::{IndexKind, Manifest, Position, Rules, Table, Tablebase, TierIndex};
-use oware_solver::table_writer::write_table;
+use oware_db::{write_table, IndexKind, Manifest, Position, Rules, Table, Tablebase, TierIndex};
 
 use support::{run, text};
 

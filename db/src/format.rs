@@ -40,19 +40,10 @@ pub const COMPRESSION_ZSTD: u8 = 1;
 /// Compression 2: every block is coded with the table's order-1 canonical Huffman model
 /// (`ctx-huffman`, [`crate::huffman`]).
 pub const COMPRESSION_HUFFMAN: u8 = 2;
-/// Default code length limit of ctx-huffman (bits; the decode table has `2^limit` entries
-/// per context).
-pub const DEFAULT_CODE_LIMIT: u8 = 12;
-/// Default sub-block of ctx-huffman, as a shift: 256 entries.
-pub const DEFAULT_SUB_BLOCK_SHIFT: u8 = 8;
 /// The largest block the reader accepts (entries); a guard against absurd headers.
 pub const MAX_BLOCK_ENTRIES: u32 = 1 << 24;
 /// The longest rules text a header may hold.
 pub const MAX_RULES_LEN: usize = 1024;
-/// Default entries per block of the writer.
-pub const DEFAULT_BLOCK_ENTRIES: u32 = 1024;
-/// Default zstd level of the writer.
-pub const DEFAULT_LEVEL: i32 = 9;
 
 /// The file name of tier `n`: `tier-NN.owt`.
 pub fn tier_file_name(n: u8) -> String {
@@ -86,7 +77,13 @@ pub fn hex(bytes: &[u8]) -> String {
     s
 }
 
-/// How the blocks of a table are compressed (header byte 31).
+/// The error of parsing a [`Compression`] from a name it does not know (the name is
+/// kept).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown compression `{0}` (zstd, huffman)")]
+pub struct UnknownCompression(pub String);
+
+/// How the blocks of a table are compressed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Compression {
     /// Code 1: every block is one zstd frame.
@@ -101,7 +98,7 @@ impl Compression {
     pub const ALL: [Compression; 2] = [Compression::Zstd, Compression::Huffman];
 
     /// The header code.
-    pub fn code(self) -> u8 {
+    pub(crate) fn code(self) -> u8 {
         match self {
             Compression::Zstd => COMPRESSION_ZSTD,
             Compression::Huffman => COMPRESSION_HUFFMAN,
@@ -109,7 +106,7 @@ impl Compression {
     }
 
     /// The compression of a header code, if known.
-    pub fn from_code(code: u8) -> Option<Compression> {
+    pub(crate) fn from_code(code: u8) -> Option<Compression> {
         Compression::ALL.into_iter().find(|c| c.code() == code)
     }
 
@@ -129,14 +126,14 @@ impl std::fmt::Display for Compression {
 }
 
 impl std::str::FromStr for Compression {
-    type Err = String;
+    type Err = UnknownCompression;
 
     /// `zstd`, or `huffman` (also `ctx-huffman`).
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, UnknownCompression> {
         match s {
             "zstd" => Ok(Compression::Zstd),
             "huffman" | "ctx-huffman" => Ok(Compression::Huffman),
-            _ => Err(format!("unknown compression `{s}` (zstd, huffman)")),
+            _ => Err(UnknownCompression(s.to_string())),
         }
     }
 }
@@ -479,5 +476,46 @@ mod tests {
             assert!(matches!(r, Err(Error::BadHeader { .. })), "case {k}: {r:?}");
         }
         assert!(Header::decode(p, &patched(&z, 31, 1)).is_ok());
+    }
+
+    #[test]
+    fn header_round_trips_and_names_the_problem() {
+        let h = Header::new(&Rules::AWARI, 7, IndexKind::Reachable, 4096, 9);
+        let bytes = h.encode();
+        assert_eq!(bytes.len() % 8, 0);
+        let p = std::path::Path::new("x.owt");
+        assert_eq!(Header::decode(p, &bytes).unwrap(), (h, bytes.len()));
+        assert!(matches!(
+            Header::decode(p, b"NOTATABLE......"),
+            Err(Error::BadMagic { .. })
+        ));
+        let mut v = bytes.clone();
+        v[8] = 2; // version
+        assert!(matches!(
+            Header::decode(p, &v),
+            Err(Error::BadHeader { .. })
+        ));
+    }
+
+    #[test]
+    fn unsupported_version_is_reported() {
+        // A header of a future version, with a valid header checksum.
+        let h = Header {
+            version: 2,
+            ..Header::new(&Rules::ABAPA, 2, IndexKind::Reachable, 16, 1)
+        };
+        let bytes = h.encode();
+        let r = Header::decode(std::path::Path::new("x.owt"), &bytes);
+        assert!(
+            matches!(
+                r,
+                Err(Error::UnsupportedVersion {
+                    found: 2,
+                    supported: 1,
+                    ..
+                })
+            ),
+            "{r:?}"
+        );
     }
 }

@@ -20,6 +20,121 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use thiserror::Error;
+
+#[cfg(test)]
+mod round_trips;
+
+/// What is wrong with a model, a block to encode or an encoded block. The messages become
+/// the details of [`crate::Error::BadHeader`], [`crate::Error::CorruptBlock`] and the
+/// writer's errors.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum CodecError {
+    /// A score outside `−n ..= n` of its tier `n`.
+    #[error("score {score} outside -{tier}..={tier}")]
+    ScoreOutOfRange {
+        /// The score.
+        score: i8,
+        /// The tier.
+        tier: u8,
+    },
+    /// A model of the wrong size.
+    #[error("{found} code lengths, expected {expected}")]
+    ModelSize {
+        /// The number of code lengths given.
+        found: usize,
+        /// The number the tier needs.
+        expected: usize,
+    },
+    /// A code length limit outside `1 ..= MAX_LIMIT`.
+    #[error("code length limit {0}")]
+    Limit(u8),
+    /// A code longer than the model's limit.
+    #[error("context {context}: symbol {symbol} has length {length} > {limit}")]
+    TooLong {
+        /// The context.
+        context: usize,
+        /// The symbol.
+        symbol: usize,
+        /// Its code length.
+        length: u8,
+        /// The model's limit.
+        limit: u8,
+    },
+    /// The only symbol of a context with a length other than 1.
+    #[error("context {context}: lone symbol {symbol} has length {length}")]
+    LoneSymbol {
+        /// The context.
+        context: usize,
+        /// The symbol.
+        symbol: usize,
+        /// Its code length.
+        length: u8,
+    },
+    /// The code lengths of a context do not form a complete prefix code.
+    #[error("context {0}: code lengths are not a complete prefix code")]
+    NotPrefixCode(usize),
+    /// A sub-block whose length in bits does not fit its u16 in the sub-block table.
+    #[error("sub-block of {0} bits")]
+    SubBlockBits(u64),
+    /// A (context, symbol) pair to encode that the model has no code for.
+    #[error("symbol {symbol} after {context} is not in the model")]
+    NotInModel {
+        /// The symbol.
+        symbol: usize,
+        /// The context.
+        context: usize,
+    },
+    /// An encoded block shorter than its sub-block table.
+    #[error("shorter than its sub-block table")]
+    ShortTable,
+    /// An entry asked for past the end of its block.
+    #[cfg(test)]
+    #[error("entry {at} of a block of {len}")]
+    EntryOutOfRange {
+        /// The entry.
+        at: usize,
+        /// The block's entry count.
+        len: usize,
+    },
+    /// A sub-block asked for past the end of its block, or with an output of the wrong
+    /// length.
+    #[error("sub-block {sub} of a block of {len}")]
+    SubBlockOutOfRange {
+        /// The sub-block.
+        sub: usize,
+        /// The block's entry count.
+        len: usize,
+    },
+    /// A code that runs past the end of its sub-block.
+    #[cfg(test)]
+    #[error("a code runs past its sub-block")]
+    CodePastSubBlock,
+    /// A sub-block whose codes do not end where the sub-block does.
+    #[error("sub-block {sub} ends at bit {pos}, expected {end}")]
+    SubBlockEnd {
+        /// The sub-block.
+        sub: usize,
+        /// Where its codes end (bit).
+        pos: u64,
+        /// Where it ends (bit).
+        end: u64,
+    },
+    /// A sub-block that ends past the bitstream.
+    #[error("sub-block {sub} ends at bit {end}, past the stream ({bits} bits)")]
+    SubBlockPastStream {
+        /// The sub-block.
+        sub: usize,
+        /// Where it ends (bit).
+        end: u64,
+        /// The stream's length in bits.
+        bits: u64,
+    },
+    /// Stream bits that are no code of their context.
+    #[error("no code in context {0}")]
+    NoCode(usize),
+}
+
 /// The longest code length the format allows.
 pub const MAX_LIMIT: u8 = 15;
 /// The shortest code-length limit the writer accepts: enough for 97 symbols (tier 48).
@@ -140,7 +255,7 @@ impl Model {
         scores: &[u8],
         sub_shift: u8,
         counts: &mut [u64],
-    ) -> Result<(), String> {
+    ) -> Result<(), CodecError> {
         let s = symbol_count(n);
         for sub in scores.chunks(1 << sub_shift) {
             let mut ctx = usize::from(n);
@@ -178,17 +293,16 @@ impl Model {
     ///
     /// # Errors
     /// What is wrong with the lengths.
-    pub fn from_lengths(n: u8, limit: u8, lengths: &[u8]) -> Result<Model, String> {
+    pub fn from_lengths(n: u8, limit: u8, lengths: &[u8]) -> Result<Model, CodecError> {
         let s = symbol_count(n);
         if lengths.len() != s * s {
-            return Err(format!(
-                "{} code lengths, expected {}",
-                lengths.len(),
-                s * s
-            ));
+            return Err(CodecError::ModelSize {
+                found: lengths.len(),
+                expected: s * s,
+            });
         }
         if limit == 0 || limit > MAX_LIMIT {
-            return Err(format!("code length limit {limit}"));
+            return Err(CodecError::Limit(limit));
         }
         let size = 1usize << limit;
         let mut codes = vec![0u32; s * s];
@@ -198,20 +312,23 @@ impl Model {
             let table = &mut decode[ctx * size..(ctx + 1) * size];
             let present: Vec<usize> = (0..s).filter(|&x| lens[x] > 0).collect();
             if let Some(&bad) = present.iter().find(|&&x| lens[x] > limit) {
-                return Err(format!(
-                    "context {ctx}: symbol {bad} has length {} > {limit}",
-                    lens[bad]
-                ));
+                return Err(CodecError::TooLong {
+                    context: ctx,
+                    symbol: bad,
+                    length: lens[bad],
+                    limit,
+                });
             }
             match present.len() {
                 0 => continue,
                 1 => {
                     let x = present[0];
                     if lens[x] != 1 {
-                        return Err(format!(
-                            "context {ctx}: lone symbol {x} has length {}",
-                            lens[x]
-                        ));
+                        return Err(CodecError::LoneSymbol {
+                            context: ctx,
+                            symbol: x,
+                            length: lens[x],
+                        });
                     }
                     table.fill((x as u16) << 4);
                     codes[ctx * s + x] = 0;
@@ -221,9 +338,7 @@ impl Model {
             }
             let kraft: u64 = present.iter().map(|&x| 1u64 << (limit - lens[x])).sum();
             if kraft != size as u64 {
-                return Err(format!(
-                    "context {ctx}: code lengths are not a complete prefix code"
-                ));
+                return Err(CodecError::NotPrefixCode(ctx));
             }
             // Canonical codes: by length, then symbol.
             let mut order = present;
@@ -274,11 +389,6 @@ impl Model {
         &self.lengths
     }
 
-    /// The code length limit.
-    pub fn limit(&self) -> u8 {
-        self.limit
-    }
-
     /// Encodes one block of `scores` (score bytes, `score as u8`) with sub-blocks of `2^sub_shift` entries: the sub-block
     /// table (the length in bits of every sub-block but the last, u16 each) and the
     /// bitstream, appended to `out`.
@@ -291,7 +401,7 @@ impl Model {
         scores: &[u8],
         sub_shift: u8,
         out: &mut Vec<u8>,
-    ) -> Result<(), String> {
+    ) -> Result<(), CodecError> {
         let subs = scores.len().div_ceil(1 << sub_shift).max(1);
         let table_at = out.len();
         out.resize(table_at + 2 * (subs - 1), 0);
@@ -300,7 +410,7 @@ impl Model {
         for (k, sub) in scores.chunks(1 << sub_shift).enumerate() {
             if k > 0 {
                 let bits = w.bits - start;
-                let bits = u16::try_from(bits).map_err(|_| format!("sub-block of {bits} bits"))?;
+                let bits = u16::try_from(bits).map_err(|_| CodecError::SubBlockBits(bits))?;
                 let at = table_at + 2 * (k - 1);
                 w.out[at..at + 2].copy_from_slice(&bits.to_le_bytes());
                 start = w.bits;
@@ -311,7 +421,10 @@ impl Model {
                 let c = self.codes[ctx * self.symbols + sym];
                 let len = c >> 16;
                 if len == 0 && self.lengths[ctx * self.symbols + sym] == 0 {
-                    return Err(format!("symbol {sym} after {ctx} is not in the model"));
+                    return Err(CodecError::NotInModel {
+                        symbol: sym,
+                        context: ctx,
+                    });
                 }
                 w.put(u64::from(c & 0xffff), len);
                 ctx = sym;
@@ -323,11 +436,16 @@ impl Model {
 
     /// Splits an encoded block of `len` entries into its sub-block start offsets (bits) and
     /// its bitstream; checks that the sub-blocks lie inside the stream.
-    fn split<'a>(&self, block: &'a [u8], len: usize, sub_shift: u8) -> Result<Parts<'a>, String> {
+    fn split<'a>(
+        &self,
+        block: &'a [u8],
+        len: usize,
+        sub_shift: u8,
+    ) -> Result<Parts<'a>, CodecError> {
         let subs = len.div_ceil(1 << sub_shift).max(1);
         let head = 2 * (subs - 1);
         if block.len() < head {
-            return Err("shorter than its sub-block table".into());
+            return Err(CodecError::ShortTable);
         }
         let (table, stream) = block.split_at(head);
         Ok(Parts {
@@ -338,20 +456,22 @@ impl Model {
     }
 
     /// Decodes entry `at` of an encoded block of `len` entries (sub-blocks of
-    /// `2^sub_shift`): only the sub-block that holds it, up to it.
+    /// `2^sub_shift`): only the sub-block that holds it, up to it. (The reader decodes
+    /// whole sub-blocks, which it caches; this checks them entry by entry in the tests.)
     ///
     /// # Errors
     /// The block is malformed (a code absent from the model, a sub-block outside the
     /// stream, a code running past it).
+    #[cfg(test)]
     pub fn decode_at(
         &self,
         block: &[u8],
         len: usize,
         sub_shift: u8,
         at: usize,
-    ) -> Result<i8, String> {
+    ) -> Result<i8, CodecError> {
         if at >= len {
-            return Err(format!("entry {at} of a block of {len}"));
+            return Err(CodecError::EntryOutOfRange { at, len });
         }
         let parts = self.split(block, len, sub_shift)?;
         let k = at >> sub_shift;
@@ -365,7 +485,7 @@ impl Model {
             |_, _| {},
         )?;
         if pos > end {
-            return Err("a code runs past its sub-block".into());
+            return Err(CodecError::CodePastSubBlock);
         }
         Ok(self.score(ctx))
     }
@@ -376,7 +496,12 @@ impl Model {
     /// # Errors
     /// As [`Model::decode_at`]; also a sub-block that does not end exactly where the next
     /// begins.
-    pub fn decode_block(&self, block: &[u8], sub_shift: u8, out: &mut [u8]) -> Result<(), String> {
+    pub fn decode_block(
+        &self,
+        block: &[u8],
+        sub_shift: u8,
+        out: &mut [u8],
+    ) -> Result<(), CodecError> {
         let parts = self.split(block, out.len(), sub_shift)?;
         let total = out.len();
         for (k, sub) in out.chunks_mut(1 << sub_shift).enumerate() {
@@ -397,10 +522,10 @@ impl Model {
         sub_shift: u8,
         k: usize,
         out: &mut [u8],
-    ) -> Result<(), String> {
+    ) -> Result<(), CodecError> {
         let first = k << sub_shift;
         if first >= len || out.len() != (len - first).min(1 << sub_shift) {
-            return Err(format!("sub-block {k} of a block of {len}"));
+            return Err(CodecError::SubBlockOutOfRange { sub: k, len });
         }
         let parts = self.split(block, len, sub_shift)?;
         self.decode_part(&parts, len, sub_shift, k, out)
@@ -415,7 +540,7 @@ impl Model {
         sub_shift: u8,
         k: usize,
         sub: &mut [u8],
-    ) -> Result<(), String> {
+    ) -> Result<(), CodecError> {
         let n = i16::from(self.n);
         let (start, end) = parts.sub_range(k)?;
         let mut ctx = u16::from(self.n);
@@ -429,11 +554,12 @@ impl Model {
             pos == end
         };
         if !exact {
-            return Err(format!("sub-block {k} ends at bit {pos}, expected {end}"));
+            return Err(CodecError::SubBlockEnd { sub: k, pos, end });
         }
         Ok(())
     }
 
+    #[cfg(test)]
     fn score(&self, sym: u16) -> i8 {
         (sym as i16 - i16::from(self.n)) as i8
     }
@@ -450,7 +576,7 @@ impl Model {
         count: usize,
         ctx: &mut u16,
         mut each: impl FnMut(usize, u16),
-    ) -> Result<u64, String> {
+    ) -> Result<u64, CodecError> {
         let limit = u32::from(self.limit);
         let mask = (1u64 << limit) - 1;
         let pmask = (1u64 << PRIMARY_BITS) - 1;
@@ -466,7 +592,7 @@ impl Model {
                     e = self.decode[(c << limit) | (buf & mask) as usize];
                 }
                 if e == INVALID {
-                    return Err(format!("no code in context {c}"));
+                    return Err(CodecError::NoCode(c));
                 }
                 let len = u32::from(e & 15);
                 buf >>= len;
@@ -482,13 +608,13 @@ impl Model {
 }
 
 /// The symbol of the score byte `v` (`score as u8`) in tier `n`.
-fn symbol_of(n: u8, v: u8) -> Result<usize, String> {
+fn symbol_of(n: u8, v: u8) -> Result<usize, CodecError> {
     let v = v as i8;
     let sym = i16::from(v) + i16::from(n);
     if (0..=2 * i16::from(n)).contains(&sym) {
         Ok(sym as usize)
     } else {
-        Err(format!("score {v} outside -{n}..={n}"))
+        Err(CodecError::ScoreOutOfRange { score: v, tier: n })
     }
 }
 
@@ -522,7 +648,7 @@ struct Parts<'a> {
 
 impl Parts<'_> {
     /// The bit range of sub-block `k` in the stream.
-    fn sub_range(&self, k: usize) -> Result<(u64, u64), String> {
+    fn sub_range(&self, k: usize) -> Result<(u64, u64), CodecError> {
         let subs = self.table.len() / 2 + 1;
         let mut start = 0u64;
         for j in 0..k {
@@ -541,10 +667,11 @@ impl Parts<'_> {
             self.stream_bits
         };
         if end > self.stream_bits {
-            return Err(format!(
-                "sub-block {k} ends at bit {end}, past the stream ({} bits)",
-                self.stream_bits
-            ));
+            return Err(CodecError::SubBlockPastStream {
+                sub: k,
+                end,
+                bits: self.stream_bits,
+            });
         }
         Ok((start, end))
     }

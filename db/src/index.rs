@@ -353,19 +353,10 @@ impl TierIndex {
         rank_packed!(self, p.packed())
     }
 
-    /// [`TierIndex::rank_unchecked`], computed out of line from the board passed whole, in
-    /// registers. For a caller whose position was just stored to memory (a move's child): a
-    /// rank through the reference reads the board with narrow loads, and the one of houses
-    /// 6..=9 spans the two 8-byte stores that wrote it, so it cannot be forwarded from them
-    /// and waits.
-    #[inline]
-    pub fn rank_unchecked_outlined(&self, p: &Position) -> u64 {
-        debug_assert!(p.seeds() == self.n && self.kind.holds(p));
-        self.rank_outlined(p.packed())
-    }
-
+    /// The rank of the packed board `x`, out of line, the board passed whole in registers:
+    /// see [`crate::retro::rank_of_child`].
     #[inline(never)]
-    fn rank_outlined(&self, x: u128) -> u64 {
+    pub(crate) fn rank_outlined(&self, x: u128) -> u64 {
         rank_packed!(self, x)
     }
 

@@ -13,12 +13,12 @@ use crate::format;
 use crate::rules::Rules;
 
 /// The manifest file name inside a table directory.
-pub const MANIFEST_FILE: &str = "manifest.json";
+pub(crate) const MANIFEST_FILE: &str = "manifest.json";
 
 /// The contents of `manifest.json`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
-    /// The table format version ([`format::VERSION`]).
+    /// The table format version ([`crate::FORMAT_VERSION`]).
     pub format: u32,
     /// The rules of every table in the directory (canonical text form).
     pub rules: String,
@@ -132,7 +132,7 @@ impl Manifest {
 ///
 /// # Errors
 /// [`Error::Io`].
-pub fn sync_dir(dir: &Path) -> Result<(), Error> {
+pub(crate) fn sync_dir(dir: &Path) -> Result<(), Error> {
     #[cfg(unix)]
     {
         let d = File::open(dir).map_err(|e| Error::io(dir, e))?;

@@ -437,7 +437,8 @@ impl Position {
 
     /// The un-moves of this position whose parent is reachable ([`Position::is_reachable`]):
     /// the same calls as [`Position::unmoves`], in the same order, without those of
-    /// unreachable parents. This is what a solver over an index of reachable positions needs.
+    /// unreachable parents. This is what a solver over an index of reachable positions needs
+    /// (see [`crate::retro`]; probers do not need it).
     ///
     /// Most positions take a branch-light path that finds every un-move from bit masks of
     /// the board (empty houses, counts that capture, single seeds) and builds each parent
@@ -504,7 +505,7 @@ impl Position {
     /// Candidates are found by taking seeds back in reverse sowing order and then confirmed
     /// with the forward move generator, so the result is exact under every rules option.
     /// Parents are reported whether or not they are reachable; an index that holds only
-    /// reachable positions skips the others.
+    /// reachable positions skips the others. For retrograde analysis (see [`crate::retro`]).
     pub fn unmoves(&self, rules: &Rules, mut f: impl FnMut(Position, u8)) {
         // The board right after the move, from the parent's side.
         let flipped = self.flipped();

@@ -143,7 +143,7 @@ impl fmt::Display for CaptureSet {
     }
 }
 
-/// A complete rules value: every option of `RULES.md`.
+/// A complete rules value: every option of `docs/RULES.md` (in the repository).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Rules {
     /// What a grand slam does.

@@ -64,6 +64,15 @@ impl Table {
     /// and the trailer and the block index's position. Does not hash the whole file: see
     /// [`Table::verify_checksum`]. Every block's own checksum is checked when it is read.
     ///
+    /// # Safety
+    /// The file is memory-mapped, read-only, for as long as the `Table` lives. It must not be
+    /// truncated or modified while it is open, by this process or any other: the reads of a
+    /// truncated file's missing pages fault (the process is killed by `SIGBUS` on Unix), and
+    /// bytes changed under the map give scores that no checksum was checked against. The
+    /// writers of this crate never change a published table: they write a temporary file and
+    /// rename it into place, which leaves an open table's file untouched. Replace a table the
+    /// same way, never by rewriting it in place.
+    ///
     /// # Errors
     /// [`Error::Io`] (the file cannot be opened or mapped), [`Error::BadMagic`],
     /// [`Error::UnsupportedVersion`], [`Error::Truncated`], [`Error::BadHeader`] (also: a
@@ -161,9 +170,10 @@ impl Table {
         &self.path
     }
 
-    /// The decoded header.
-    pub fn header(&self) -> &Header {
-        &self.header
+    /// The zstd level the blocks were compressed with, as the file records it
+    /// (informational; 0 for ctx-huffman).
+    pub fn compression_level(&self) -> i32 {
+        self.header.level
     }
 
     /// The rules the table was built with.
@@ -292,7 +302,7 @@ impl Table {
                 .resize(len.saturating_sub(first).min(1 << shift), 0);
             model
                 .decode_sub_block(src, len, shift, k, &mut slot.data)
-                .map_err(|e| self.corrupt(block, e))?;
+                .map_err(|e| self.corrupt(block, e.to_string()))?;
             slot.block = key;
         }
         match slot.data.get(at - (k << shift)) {
@@ -386,7 +396,7 @@ impl Table {
         if let Some(model) = &self.model {
             return model
                 .decode_block(src, self.header.sub_block_shift, out)
-                .map_err(|e| self.corrupt(b, e));
+                .map_err(|e| self.corrupt(b, e.to_string()));
         }
         let n = DCTX.with(|cell| {
             let mut cell = cell.borrow_mut();

@@ -78,6 +78,10 @@ pub struct GameOutcome {
 ///
 /// Each tier's table is opened on the first probe that needs it and kept open. A
 /// `Tablebase` is `Send + Sync`.
+///
+/// # Safety
+/// Tables are memory-mapped ([`Table::open`]): while a `Tablebase` is alive, no table file in
+/// its directory may be truncated or modified in place (replacing one by a rename is fine).
 #[derive(Debug)]
 pub struct Tablebase {
     dir: PathBuf,
@@ -202,7 +206,7 @@ impl Tablebase {
         Ok(Some(v))
     }
 
-    /// The exact score of `p` for the mover (see `RULES.md`).
+    /// The exact score of `p` for the mover (see `docs/RULES.md` in the repository).
     ///
     /// Positions with no legal move score [`Position::end_score`] without a table; positions
     /// that no move can reach (the start position among them) are answered by a one-ply

@@ -1,6 +1,6 @@
 //! `generate`: solve tiers `0..=max` into a directory of tables, resumably.
 //!
-//! Each tier is solved with [`solve_tier`], written by [`write_table`] (temporary file,
+//! Each tier is solved with [`solve_tier`], written by [`write_table_parallel`] (temporary file,
 //! fsync, rename) and then recorded in the manifest (also written atomically). A re-run
 //! skips every tier the manifest records whose file's checksum verifies, and solves the
 //! rest; a directory built under other rules is refused.
@@ -8,9 +8,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use oware_db::format::Compression;
-use oware_db::manifest::{Manifest, TierEntry, TierStats};
-use oware_db::{IndexKind, Rules, Table, TierIndex};
+use oware_db::{
+    Compression, IndexKind, Manifest, Rules, Table, TierEntry, TierIndex, TierStats, WriteOptions,
+};
 use thiserror::Error;
 
 use crate::distributed::{
@@ -18,8 +18,8 @@ use crate::distributed::{
 };
 use crate::lower::LowerTiers;
 use crate::progress::Progress;
-use crate::table_writer::{write_table_with, WriteOptions};
 use crate::tier::{solve_tier, tier_memory, SolveStats, TierScores};
+use crate::write::{write_table_parallel, DEFAULT_BATCH_BLOCKS};
 
 /// What can stop a generation.
 #[derive(Debug, Error)]
@@ -339,7 +339,7 @@ pub fn generate_with(
         };
         if root {
             observer.start(crate::Phase::Write, positions);
-            let written = write_table_with(
+            let written = write_table_parallel(
                 dir,
                 &opts.rules,
                 tier,
@@ -349,6 +349,7 @@ pub fn generate_with(
                     compression: opts.compression,
                     ..WriteOptions::default()
                 },
+                DEFAULT_BATCH_BLOCKS,
             )?;
             observer.advance(positions);
             manifest.tiers.insert(

@@ -14,9 +14,9 @@ mod prefetch;
 mod progress;
 mod read;
 mod state;
-pub mod table_writer;
 mod tier;
 mod verify;
+mod write;
 
 pub use generate::{
     available_memory, generate, generate_with, GenerateError, GenerateObserver, GenerateOptions,
@@ -27,3 +27,4 @@ pub use progress::{NoProgress, Phase, Progress};
 pub use read::read_table;
 pub use tier::{solve_tier, solve_tier_tuned, tier_memory, SolveStats, TierScores, Tuning};
 pub use verify::{verify_memory, verify_tier, Mismatch, MismatchKind, VerifyReport};
+pub use write::{write_table_parallel, DEFAULT_BATCH_BLOCKS};

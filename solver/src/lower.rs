@@ -10,6 +10,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use memmap2::Mmap;
+use oware_db::retro::rank_of_child;
 use oware_db::{IndexKind, Position, TierIndex};
 
 /// Where a tier's scores live.
@@ -143,11 +144,11 @@ impl LowerTiers {
     }
 
     /// [`LowerTiers::entry`]'s reference to the score, ranked with
-    /// [`TierIndex::rank_unchecked_outlined`]: for a position just stored to memory.
+    /// [`rank_of_child`]: for a position just stored to memory, such as a move's child.
     #[inline]
-    pub fn entry_outlined(&self, p: &Position) -> &i8 {
+    pub fn entry_of_child(&self, p: &Position) -> &i8 {
         let (index, scores) = &self.tiers[p.seeds() as usize];
-        &scores.as_slice()[index.rank_unchecked_outlined(p) as usize]
+        &scores.as_slice()[rank_of_child(index, p) as usize]
     }
 
     /// The score of a reachable position of a held tier.

@@ -4,7 +4,8 @@
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use oware_db::{ExitMoves, Outcome, Position, Rules, TierIndex};
+use oware_db::retro::ExitMoves;
+use oware_db::{Outcome, Position, Rules, TierIndex};
 
 use crate::cell::{Codes, FarExits};
 use crate::lower::LowerTiers;

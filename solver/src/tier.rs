@@ -51,7 +51,8 @@ use crate::state::first_cells;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::time::Instant;
 
-use oware_db::{IndexKind, Position, Rules, TierIndex, Unranker};
+use oware_db::retro::Unranker;
+use oware_db::{IndexKind, Position, Rules, TierIndex};
 use rayon::prelude::*;
 
 use crate::buffer::AtomicBuf;

@@ -59,6 +59,7 @@ use crate::prefetch::prefetch;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::time::Instant;
 
+use oware_db::retro::rank_of_child;
 use oware_db::{IndexKind, Outcome, Position, Rules, TierIndex};
 use rayon::prelude::*;
 
@@ -172,13 +173,13 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     /// The place of a child's score: in this tier or a lower one. The child was just stored
-    /// in its move, hence the out-of-line ranks (see `TierIndex::rank_unchecked_outlined`).
+    /// in its move, hence the out-of-line ranks (see `oware_db::retro::rank_of_child`).
     #[inline]
     fn child_score(&self, child: &Position, captured: u8) -> &i8 {
         if captured == 0 {
-            &self.scores[self.index.rank_unchecked_outlined(child) as usize]
+            &self.scores[rank_of_child(&self.index, child) as usize]
         } else {
-            self.lower.entry_outlined(child)
+            self.lower.entry_of_child(child)
         }
     }
 

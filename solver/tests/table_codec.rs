@@ -2,10 +2,8 @@
 //! `oware_db::Table` (`get` of every entry and `read_all`), for random block and sub-block
 //! sizes, code length limits and score distributions.
 
-use oware_db::format::Compression;
-use oware_db::huffman::{MAX_LIMIT, MIN_LIMIT};
-use oware_db::{IndexKind, Rules, Table, TierIndex};
-use oware_solver::table_writer::{write_table_with, WriteOptions};
+use oware_db::{write_table_with, Compression, IndexKind, Rules, Table, TierIndex, WriteOptions};
+use oware_solver::write_table_parallel;
 use proptest::prelude::*;
 
 fn scores(n: u8, kind: u8, seed: u64) -> Vec<i8> {
@@ -43,7 +41,7 @@ proptest! {
         n in 0u8..=5,
         block in prop_oneof![Just(1024u32), 1u32..400],
         shift in 0u8..=9,
-        limit in MIN_LIMIT..=MAX_LIMIT,
+        limit in WriteOptions::MIN_CODE_LIMIT..=WriteOptions::MAX_CODE_LIMIT,
         zstd in any::<bool>(),
         kind in 0u8..3,
         seed in any::<u64>(),
@@ -54,13 +52,20 @@ proptest! {
         let opts = WriteOptions {
             block_entries: block,
             level: 1,
-            batch_blocks: 3,
             compression,
             code_limit: limit,
             sub_block_shift: shift,
         };
-        let w = write_table_with(dir.path(), &Rules::ABAPA, n, IndexKind::Reachable, &data, &opts)
-            .unwrap();
+        let w = write_table_parallel(
+            dir.path(),
+            &Rules::ABAPA,
+            n,
+            IndexKind::Reachable,
+            &data,
+            &opts,
+            3,
+        )
+        .unwrap();
         let t = Table::open(&w.path).unwrap();
         prop_assert_eq!(t.compression(), compression);
         prop_assert_eq!(t.read_all().unwrap(), data.clone());
@@ -85,35 +90,4 @@ fn huffman_refuses_scores_out_of_range() {
         &WriteOptions::default(),
     );
     assert!(matches!(r, Err(oware_db::Error::InvalidState(_))), "{r:?}");
-}
-
-#[test]
-fn a_corrupt_model_is_a_bad_header() {
-    // A model whose header checksum is right but whose code lengths are not a prefix code.
-    use oware_db::format::Header;
-    let dir = tempfile::tempdir().unwrap();
-    let n = 3;
-    let data = scores(n, 2, 9);
-    let w = write_table_with(
-        dir.path(),
-        &Rules::ABAPA,
-        n,
-        IndexKind::Reachable,
-        &data,
-        &WriteOptions::default(),
-    )
-    .unwrap();
-    let mut bytes = std::fs::read(&w.path).unwrap();
-    let (mut h, len) = Header::decode(&w.path, &bytes).unwrap();
-    let at = h.model.iter().position(|&l| l > 1).unwrap();
-    h.model[at] += 1;
-    let enc = h.encode();
-    assert_eq!(enc.len(), len);
-    bytes[..len].copy_from_slice(&enc);
-    std::fs::write(&w.path, &bytes).unwrap();
-    let r = Table::open(&w.path);
-    assert!(
-        matches!(r, Err(oware_db::Error::BadHeader { ref detail, .. }) if detail.contains("model")),
-        "{r:?}"
-    );
 }

@@ -2,9 +2,8 @@
 //! the table cut at every length; each open, probe and checksum returns an error or the
 //! correct value, and the whole-file checksum always catches the damage.
 
-use oware_db::format::Compression;
-use oware_db::{IndexKind, Rules, Table};
-use oware_solver::table_writer::{write_table_with, WriteOptions};
+use oware_db::{Compression, IndexKind, Rules, Table, WriteOptions};
+use oware_solver::write_table_parallel;
 
 mod synthetic;
 
@@ -43,18 +42,18 @@ fn flip_and_cut(compression: Compression) {
     let opts = WriteOptions {
         block_entries: 32,
         level: 3,
-        batch_blocks: 4,
         compression,
         sub_block_shift: 3,
         ..WriteOptions::default()
     };
-    let w = write_table_with(
+    let w = write_table_parallel(
         dir.path(),
         &Rules::ABAPA,
         n,
         IndexKind::Reachable,
         &scores,
         &opts,
+        4,
     )
     .unwrap();
     let good = std::fs::read(&w.path).unwrap();

@@ -1,10 +1,13 @@
-//! Tables written by `table_writer` read back exactly through `oware_db::Table`.
+//! Tables written by `oware_db`'s writer (and the parallel driver of `oware_solver`) read
+//! back exactly through `oware_db::Table`.
 
 mod synthetic;
 
-use oware_db::format::{tier_file_name, Header};
-use oware_db::{Error, IndexKind, Manifest, Rules, Table, TierIndex};
-use oware_solver::table_writer::{write_table, write_table_with, WriteOptions};
+use oware_db::{
+    tier_file_name, write_table, write_table_with, Compression, Error, IndexKind, Manifest, Rules,
+    Table, TierIndex, WriteOptions,
+};
+use oware_solver::write_table_parallel;
 use synthetic::{synth, synth_tier};
 
 #[test]
@@ -23,10 +26,10 @@ fn round_trip_several_tiers_and_block_sizes() {
         let opts = WriteOptions {
             block_entries,
             level: 3,
-            batch_blocks: 5,
             ..WriteOptions::default()
         };
-        let w = write_table_with(dir.path(), &Rules::AWARI, n, kind, &scores, &opts).unwrap();
+        let w =
+            write_table_parallel(dir.path(), &Rules::AWARI, n, kind, &scores, &opts, 5).unwrap();
         assert_eq!(w.file, tier_file_name(n));
         assert!(!dir.path().join(format!("{}.tmp", w.file)).exists());
         let t = Table::open(&w.path).unwrap();
@@ -122,47 +125,6 @@ fn wrong_length_is_refused() {
 }
 
 #[test]
-fn header_round_trips_and_names_the_problem() {
-    let h = Header::new(&Rules::AWARI, 7, IndexKind::Reachable, 4096, 9);
-    let bytes = h.encode();
-    assert_eq!(bytes.len() % 8, 0);
-    let p = std::path::Path::new("x.owt");
-    assert_eq!(Header::decode(p, &bytes).unwrap(), (h, bytes.len()));
-    assert!(matches!(
-        Header::decode(p, b"NOTATABLE......"),
-        Err(Error::BadMagic { .. })
-    ));
-    let mut v = bytes.clone();
-    v[8] = 2; // version
-    assert!(matches!(
-        Header::decode(p, &v),
-        Err(Error::BadHeader { .. })
-    ));
-}
-
-#[test]
-fn unsupported_version_is_reported() {
-    // A header of a future version, with a valid header checksum.
-    let h = Header {
-        version: 2,
-        ..Header::new(&Rules::ABAPA, 2, IndexKind::Reachable, 16, 1)
-    };
-    let bytes = h.encode();
-    let r = Header::decode(std::path::Path::new("x.owt"), &bytes);
-    assert!(
-        matches!(
-            r,
-            Err(Error::UnsupportedVersion {
-                found: 2,
-                supported: 1,
-                ..
-            })
-        ),
-        "{r:?}"
-    );
-}
-
-#[test]
 fn manifest_round_trips() {
     let dir = tempfile::tempdir().unwrap();
     assert_eq!(Manifest::load(dir.path()).unwrap(), None);
@@ -178,4 +140,47 @@ fn manifest_round_trips() {
         Manifest::load(dir.path()),
         Err(Error::Manifest { .. })
     ));
+}
+
+#[test]
+fn the_parallel_driver_writes_the_same_bytes() {
+    for compression in Compression::ALL {
+        for (n, kind, block_entries) in [
+            (0u8, IndexKind::Reachable, 1024u32),
+            (7, IndexKind::Dense, 100),
+            (9, IndexKind::Reachable, 64),
+            (11, IndexKind::Reachable, 1024),
+        ] {
+            let scores = synth_tier(n, kind);
+            let opts = WriteOptions {
+                block_entries,
+                compression,
+                ..WriteOptions::default()
+            };
+            let (one, many) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+            let a = write_table_with(one.path(), &Rules::ABAPA, n, kind, &scores, &opts).unwrap();
+            for batch in [1, 3, 1024] {
+                let b = write_table_parallel(
+                    many.path(),
+                    &Rules::ABAPA,
+                    n,
+                    kind,
+                    &scores,
+                    &opts,
+                    batch,
+                )
+                .unwrap();
+                assert_eq!(
+                    (&a.file, a.file_size, &a.checksum),
+                    (&b.file, b.file_size, &b.checksum)
+                );
+                assert_eq!(
+                    std::fs::read(&a.path).unwrap(),
+                    std::fs::read(&b.path).unwrap(),
+                    "{compression} tier {n} {} batch {batch}",
+                    kind.name()
+                );
+            }
+        }
+    }
 }

@@ -5,8 +5,8 @@ mod synthetic;
 
 use oware_db::{
     Error, GameResult, IndexKind, Manifest, Outcome, Position, Rules, Tablebase, TierIndex,
+    WriteOptions,
 };
-use oware_solver::table_writer::WriteOptions;
 use synthetic::synth;
 
 const MAX: u8 = 10;

@@ -5,8 +5,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Context;
-use oware_db::format::Compression;
-use oware_db::{IndexKind, Rules, TierIndex};
+use oware_db::{Compression, IndexKind, Rules, TierIndex};
 use oware_solver::{generate, GenerateOptions, TierReport};
 
 use super::progress::{solve_phase, Bars};

@@ -6,8 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use oware_db::format::{tier_file_name, tier_of_file_name};
-use oware_db::{Manifest, Table, TierStats};
+use oware_db::{tier_file_name, tier_of_file_name, Manifest, Table, TierStats};
 use serde_json::{json, Value};
 
 /// Arguments of `oware info`.
@@ -81,7 +80,7 @@ fn tier_info(args: &Args, manifest: Option<&Manifest>, n: u8) -> TierInfo {
     row["bits_per_position"] = json!(t.bits_per_entry());
     row["block_entries"] = json!(t.block_entries());
     row["compression"] = json!(t.compression().name());
-    row["compression_level"] = json!(t.header().level);
+    row["compression_level"] = json!(t.compression_level());
     row["checksum"] = json!(t.checksum_hex());
     row["checksum_state"] = json!(state);
     TierInfo { tier: n, row, ok }

@@ -6,9 +6,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
-use oware_db::format::{self, Compression};
-use oware_db::{Manifest, Table, TierEntry};
-use oware_solver::table_writer::{write_table_with, WriteOptions};
+use oware_db::{tier_file_name, Compression, Manifest, Table, TierEntry, WriteOptions};
+use oware_solver::{write_table_parallel, DEFAULT_BATCH_BLOCKS};
 
 /// Arguments of `oware recompress`.
 #[derive(clap::Args)]
@@ -26,16 +25,16 @@ pub struct Args {
     #[arg(long, default_value = "huffman")]
     pub compression: Compression,
     /// Entries per block.
-    #[arg(long, default_value_t = format::DEFAULT_BLOCK_ENTRIES)]
+    #[arg(long, default_value_t = WriteOptions::DEFAULT_BLOCK_ENTRIES)]
     pub block_entries: u32,
     /// zstd level (zstd only).
-    #[arg(long, default_value_t = format::DEFAULT_LEVEL)]
+    #[arg(long, default_value_t = WriteOptions::DEFAULT_LEVEL)]
     pub level: i32,
     /// ctx-huffman: longest code in bits (7..=15).
-    #[arg(long, default_value_t = format::DEFAULT_CODE_LIMIT, hide = true)]
+    #[arg(long, default_value_t = WriteOptions::DEFAULT_CODE_LIMIT, hide = true)]
     pub code_limit: u8,
     /// ctx-huffman: log2 of the entries per sub-block (0..=12).
-    #[arg(long, default_value_t = format::DEFAULT_SUB_BLOCK_SHIFT, hide = true)]
+    #[arg(long, default_value_t = WriteOptions::DEFAULT_SUB_BLOCK_SHIFT, hide = true)]
     pub sub_block_shift: u8,
 }
 
@@ -71,11 +70,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         compression: args.compression,
         code_limit: args.code_limit,
         sub_block_shift: args.sub_block_shift,
-        ..WriteOptions::default()
     };
     let mut manifest = Manifest::load(&args.out)?;
     for n in tiers {
-        let path = args.dir.join(format::tier_file_name(n));
+        let path = args.dir.join(tier_file_name(n));
         let t0 = Instant::now();
         let table = Table::open(&path)?;
         let rules = table.rules();
@@ -94,7 +92,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let scores = oware_solver::read_table(&table)?;
         let read = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
-        let w = write_table_with(&args.out, &rules, n, table.kind(), &scores, &opts)?;
+        let w = write_table_parallel(
+            &args.out,
+            &rules,
+            n,
+            table.kind(),
+            &scores,
+            &opts,
+            DEFAULT_BATCH_BLOCKS,
+        )?;
         let stats = source
             .as_ref()
             .and_then(|s| s.tiers.get(&n))

@@ -16,8 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use oware_db::format::tier_file_name;
-use oware_db::{Manifest, Rules, Table, MAX_SEEDS};
+use oware_db::{tier_file_name, Manifest, Rules, Table, MAX_SEEDS};
 
 /// Arguments of `oware verify`.
 #[derive(clap::Args)]

@@ -4,8 +4,7 @@
 
 use std::path::Path;
 
-use oware_db::{IndexKind, Manifest, Rules, TierEntry, TierIndex};
-use oware_solver::table_writer::{write_table_with, WriteOptions};
+use oware_db::{write_table_with, IndexKind, Manifest, Rules, TierEntry, TierIndex, WriteOptions};
 
 /// A deterministic pseudo-random score in `-n..=n` for entry `i` of tier `n`.
 pub fn synth(n: u8, i: u64) -> i8 {

@@ -7,8 +7,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Context;
-use oware_db::format::{tier_file_name, tier_of_file_name};
-use oware_db::{tier_size, IndexKind, Manifest, Rules, Table};
+use oware_db::{tier_file_name, tier_of_file_name, tier_size, IndexKind, Manifest, Rules, Table};
 use rayon::prelude::*;
 use serde_json::json;
 

@@ -7,8 +7,9 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Context;
-use oware_db::format::tier_file_name;
-use oware_db::{tier_size, GameResult, IndexKind, Manifest, Position, Rules, Table, Tablebase};
+use oware_db::{
+    tier_file_name, tier_size, GameResult, IndexKind, Manifest, Position, Rules, Table, Tablebase,
+};
 use oware_solver::{available_memory, generate, tier_memory, GenerateOptions};
 use serde_json::json;
 

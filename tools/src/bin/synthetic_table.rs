@@ -11,8 +11,8 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use oware_db::{IndexKind, Manifest, Rules, TierEntry, TierIndex};
-use oware_solver::table_writer::{write_table_with, WriteOptions};
+use oware_db::{IndexKind, Manifest, Rules, TierEntry, TierIndex, WriteOptions};
+use oware_solver::{write_table_parallel, DEFAULT_BATCH_BLOCKS};
 use rayon::prelude::*;
 
 fn score(idx: &TierIndex, i: u64) -> i8 {
@@ -50,7 +50,7 @@ fn main() {
         .collect();
     let level: i32 = args
         .get(4)
-        .map_or(Ok(oware_db::format::DEFAULT_LEVEL), |s| s.parse())
+        .map_or(Ok(WriteOptions::DEFAULT_LEVEL), |s| s.parse())
         .expect("LEVEL is a number");
     let kind = IndexKind::Reachable;
     let idx = TierIndex::new(tier, kind);
@@ -77,7 +77,16 @@ fn main() {
             ..WriteOptions::default()
         };
         let t0 = Instant::now();
-        let w = write_table_with(&out, &Rules::ABAPA, tier, kind, &scores, &opts).expect("write");
+        let w = write_table_parallel(
+            &out,
+            &Rules::ABAPA,
+            tier,
+            kind,
+            &scores,
+            &opts,
+            DEFAULT_BATCH_BLOCKS,
+        )
+        .expect("write");
         let secs = t0.elapsed().as_secs_f64();
         let mut m = Manifest::new(&Rules::ABAPA);
         m.tiers.insert(

@@ -1,9 +1,9 @@
-//! Round trips of the ctx-huffman codec (`oware_db::huffman`) on random score arrays: every
+//! Round trips of the ctx-huffman codec on random score arrays: every
 //! tier size `n` in 0..=48, any length (0, 1, not a multiple of the block), skewed and flat
 //! distributions; every entry decoded alone (`decode_at`) and every block whole
 //! (`decode_block`).
 
-use oware_db::huffman::{symbol_count, Model, MAX_LIMIT, MIN_LIMIT};
+use super::{symbol_count, Model, MAX_LIMIT, MIN_LIMIT};
 use proptest::prelude::*;
 
 /// The arrays' generator (faster than a proptest vector of a million values).

@@ -1,0 +1,556 @@
+//! The writer of tier tables (format in `db/FORMAT.md`): blocks encoded in order and streamed
+//! to a temporary file that is renamed into place. With ctx-huffman (the default) a first
+//! pass counts the (previous, current) score pairs of the whole tier to build the table's
+//! order-1 model.
+//!
+//! [`write_table_with`] does every step on the calling thread. [`TableEncoder`] offers the
+//! same steps one block at a time, for a caller that counts and encodes blocks on several
+//! threads (the library itself starts no thread); the bytes written are the same.
+
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::Error;
+use crate::format::{self, Compression, Header};
+use crate::huffman::{self, Model};
+use crate::index::{IndexKind, TierIndex};
+use crate::manifest::sync_dir;
+use crate::position::Position;
+use crate::rules::Rules;
+
+/// What a table writer wrote.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WrittenTable {
+    /// The file name only, e.g. `tier-07.owt`.
+    pub file: String,
+    /// The full path.
+    pub path: PathBuf,
+    /// The file's size in bytes.
+    pub file_size: u64,
+    /// The whole-file checksum (blake3, hex).
+    pub checksum: String,
+}
+
+/// Settings of the writer. The associated constants are the defaults and the accepted
+/// ranges (for command-line flags, say).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// Entries per block: larger blocks compress better and probe slower (clamped to
+    /// `1 ..= WriteOptions::MAX_BLOCK_ENTRIES`).
+    pub block_entries: u32,
+    /// The zstd level (zstd only).
+    pub level: i32,
+    /// How blocks are compressed (default ctx-huffman).
+    pub compression: Compression,
+    /// ctx-huffman: the longest code in bits
+    /// (`WriteOptions::MIN_CODE_LIMIT ..= WriteOptions::MAX_CODE_LIMIT`).
+    pub code_limit: u8,
+    /// ctx-huffman: log2 of the entries per sub-block
+    /// (`0 ..= WriteOptions::MAX_SUB_BLOCK_SHIFT`).
+    pub sub_block_shift: u8,
+}
+
+impl WriteOptions {
+    /// Default entries per block.
+    pub const DEFAULT_BLOCK_ENTRIES: u32 = 1024;
+    /// The largest block, in entries, that tables may have (the reader refuses larger ones).
+    pub const MAX_BLOCK_ENTRIES: u32 = format::MAX_BLOCK_ENTRIES;
+    /// Default zstd level.
+    pub const DEFAULT_LEVEL: i32 = 9;
+    /// Default code length limit of ctx-huffman, in bits (the decode table has `2^limit`
+    /// entries per context).
+    pub const DEFAULT_CODE_LIMIT: u8 = 12;
+    /// The shortest code length limit the writer accepts: enough for the 97 scores of
+    /// tier 48.
+    pub const MIN_CODE_LIMIT: u8 = huffman::MIN_LIMIT;
+    /// The longest code length limit the format allows.
+    pub const MAX_CODE_LIMIT: u8 = huffman::MAX_LIMIT;
+    /// Default sub-block of ctx-huffman, as a shift: 256 entries.
+    pub const DEFAULT_SUB_BLOCK_SHIFT: u8 = 8;
+    /// The largest sub-block of ctx-huffman the format allows, as a shift: 4096 entries.
+    pub const MAX_SUB_BLOCK_SHIFT: u8 = huffman::MAX_SUB_BLOCK_SHIFT;
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions {
+            block_entries: Self::DEFAULT_BLOCK_ENTRIES,
+            level: Self::DEFAULT_LEVEL,
+            compression: Compression::default(),
+            code_limit: Self::DEFAULT_CODE_LIMIT,
+            sub_block_shift: Self::DEFAULT_SUB_BLOCK_SHIFT,
+        }
+    }
+}
+
+/// Writes the table of tier `tier` to `dir/tier-NN.owt` with the default [`WriteOptions`].
+/// `scores[i]` is the score of the position of index `i` of `TierIndex::new(tier, kind)`.
+///
+/// # Errors
+/// [`Error::Io`]; [`Error::InvalidState`] if `scores` is not the tier's size.
+pub fn write_table(
+    dir: &Path,
+    rules: &Rules,
+    tier: u8,
+    kind: IndexKind,
+    scores: &[i8],
+) -> Result<WrittenTable, Error> {
+    write_table_with(dir, rules, tier, kind, scores, &WriteOptions::default())
+}
+
+/// As [`write_table`], with explicit settings, on the calling thread (see [`TableEncoder`]
+/// to spread the work over threads).
+///
+/// Writes `tier-NN.owt.tmp`, fsyncs it, renames it to `tier-NN.owt` and fsyncs the
+/// directory, so a half-written file is never taken for a good one. Memory: `scores` plus
+/// one compressed block.
+///
+/// # Errors
+/// As [`write_table`]; also [`Error::InvalidState`] for a ctx-huffman table with a score
+/// outside `−tier ..= tier` or settings out of range.
+pub fn write_table_with(
+    dir: &Path,
+    rules: &Rules,
+    tier: u8,
+    kind: IndexKind,
+    scores: &[i8],
+    opts: &WriteOptions,
+) -> Result<WrittenTable, Error> {
+    let mut encoder = TableEncoder::new(dir, rules, tier, kind, scores, opts)?;
+    let mut scratch = EncodeScratch::default();
+    if encoder.needs_counts() {
+        let mut counts = encoder.empty_counts();
+        for b in 0..encoder.block_count() {
+            encoder.count_block(b, &mut counts, &mut scratch)?;
+        }
+        encoder.set_counts(&counts);
+    }
+    let blocks = (0..encoder.block_count()).map(|b| encoder.encode_block(b, &mut scratch));
+    encoder.write(blocks)
+}
+
+/// The score-pair counts of a ctx-huffman model, gathered block by block with
+/// [`TableEncoder::count_block`] and added up with [`ModelCounts::add`] (in any order).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModelCounts(Vec<u64>);
+
+impl ModelCounts {
+    /// Adds the counts of `other` (of the same table) to these.
+    ///
+    /// # Panics
+    /// If `other` counts the pairs of another tier.
+    pub fn add(&mut self, other: &ModelCounts) {
+        assert_eq!(self.0.len(), other.0.len(), "counts of another tier");
+        self.0.iter_mut().zip(&other.0).for_each(|(x, y)| *x += y);
+    }
+}
+
+/// Reusable working memory of [`TableEncoder::count_block`] and
+/// [`TableEncoder::encode_block`]: keep one per thread.
+#[derive(Default)]
+pub struct EncodeScratch {
+    /// The zstd compression context, made on first use.
+    zstd: Option<zstd::bulk::Compressor<'static>>,
+    /// The bytes of the block being counted or encoded.
+    bytes: Vec<u8>,
+}
+
+impl std::fmt::Debug for EncodeScratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EncodeScratch").finish_non_exhaustive()
+    }
+}
+
+/// A table being written, in steps that a caller may spread over threads:
+///
+/// 1. [`TableEncoder::new`] checks the settings and the scores' length;
+/// 2. with ctx-huffman ([`TableEncoder::needs_counts`]), [`TableEncoder::count_block`] on
+///    every block, the counts added up and given to [`TableEncoder::set_counts`];
+/// 3. [`TableEncoder::encode_block`] on every block (`&self`: on any thread);
+/// 4. [`TableEncoder::write`] with the encoded blocks in order, which writes the file.
+///
+/// [`write_table_with`] is these steps on one thread. However the blocks are spread, the
+/// file's bytes are the same.
+#[derive(Debug)]
+pub struct TableEncoder<'a> {
+    dir: PathBuf,
+    scores: &'a [i8],
+    idx: TierIndex,
+    header: Header,
+    block_entries: usize,
+    block_count: usize,
+    opts: WriteOptions,
+    model: Option<Model>,
+    /// The temporary file the table is written to before the rename.
+    tmp: PathBuf,
+}
+
+impl<'a> TableEncoder<'a> {
+    /// An encoder of the table of tier `tier` of `scores` (`scores[i]` is the score of the
+    /// position of index `i` of `TierIndex::new(tier, kind)`) into `dir/tier-NN.owt`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] if `scores` is not the tier's size, or for ctx-huffman a code
+    /// length limit or sub-block shift out of range.
+    pub fn new(
+        dir: &Path,
+        rules: &Rules,
+        tier: u8,
+        kind: IndexKind,
+        scores: &'a [i8],
+        opts: &WriteOptions,
+    ) -> Result<Self, Error> {
+        let block_entries = opts.block_entries.clamp(1, format::MAX_BLOCK_ENTRIES);
+        let header = Header::new(rules, tier, kind, block_entries, opts.level);
+        if scores.len() as u64 != header.entries {
+            return Err(Error::InvalidState(format!(
+                "tier {tier} ({}) has {} entries, {} scores given",
+                kind.name(),
+                header.entries,
+                scores.len()
+            )));
+        }
+        if opts.compression == Compression::Huffman {
+            if !(huffman::MIN_LIMIT..=huffman::MAX_LIMIT).contains(&opts.code_limit) {
+                return Err(Error::InvalidState(format!(
+                    "code length limit {} outside {}..={}",
+                    opts.code_limit,
+                    huffman::MIN_LIMIT,
+                    huffman::MAX_LIMIT
+                )));
+            }
+            if opts.sub_block_shift > huffman::MAX_SUB_BLOCK_SHIFT {
+                return Err(Error::InvalidState(format!(
+                    "sub-block shift {} above {}",
+                    opts.sub_block_shift,
+                    huffman::MAX_SUB_BLOCK_SHIFT
+                )));
+            }
+        }
+        let name = format::tier_file_name(tier);
+        Ok(TableEncoder {
+            dir: dir.to_path_buf(),
+            scores,
+            idx: TierIndex::new(tier, kind),
+            block_count: header.block_count() as usize,
+            header,
+            block_entries: block_entries as usize,
+            opts: *opts,
+            model: None,
+            tmp: dir.join(format!("{name}.tmp")),
+        })
+    }
+
+    /// Number of blocks of the table.
+    pub fn block_count(&self) -> usize {
+        self.block_count
+    }
+
+    /// Whether blocks need the pair counts of the whole tier ([`TableEncoder::set_counts`])
+    /// before they are encoded: true for ctx-huffman until the counts are set.
+    pub fn needs_counts(&self) -> bool {
+        self.opts.compression == Compression::Huffman && self.model.is_none()
+    }
+
+    /// Counts that hold no pair yet, to gather those of some blocks into.
+    pub fn empty_counts(&self) -> ModelCounts {
+        let s = huffman::symbol_count(self.header.tier);
+        ModelCounts(vec![0; s * s])
+    }
+
+    /// The entries of block `b` of the scores.
+    fn chunk(&self, b: usize) -> &'a [i8] {
+        let be = self.block_entries;
+        &self.scores[b * be..((b + 1) * be).min(self.scores.len())]
+    }
+
+    /// Adds the score pairs of block `b` to `counts`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] for a score outside `−tier ..= tier`.
+    ///
+    /// # Panics
+    /// If `b` is not below [`TableEncoder::block_count`], or `counts` are of another tier.
+    pub fn count_block(
+        &self,
+        b: usize,
+        counts: &mut ModelCounts,
+        scratch: &mut EncodeScratch,
+    ) -> Result<(), Error> {
+        let tier = self.header.tier;
+        let src = block_source(
+            self.chunk(b),
+            &self.idx,
+            (b * self.block_entries) as u64,
+            scratch,
+        );
+        Model::count_block(tier, src, self.opts.sub_block_shift, &mut counts.0)
+            .map_err(|e| Error::InvalidState(format!("tier {tier}: {e}")))
+    }
+
+    /// Builds the ctx-huffman model from the counts of every block (a no-op for zstd).
+    ///
+    /// # Panics
+    /// If `counts` are of another tier.
+    pub fn set_counts(&mut self, counts: &ModelCounts) {
+        if self.opts.compression != Compression::Huffman {
+            return;
+        }
+        let model = Model::from_counts(self.header.tier, &counts.0, self.opts.code_limit);
+        self.header.compression = Compression::Huffman;
+        self.header.level = 0;
+        self.header.code_limit = self.opts.code_limit;
+        self.header.sub_block_shift = self.opts.sub_block_shift;
+        self.header.model = model.lengths().to_vec();
+        self.model = Some(model);
+    }
+
+    /// The encoded bytes of block `b`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] for ctx-huffman before [`TableEncoder::set_counts`];
+    /// [`Error::Io`] (on the temporary file's path) when zstd fails, or for ctx-huffman a
+    /// score pair the counts did not hold.
+    ///
+    /// # Panics
+    /// If `b` is not below [`TableEncoder::block_count`].
+    pub fn encode_block(&self, b: usize, scratch: &mut EncodeScratch) -> Result<Vec<u8>, Error> {
+        if self.needs_counts() {
+            return Err(Error::InvalidState(format!(
+                "tier {}: a ctx-huffman block encoded before the model's counts were set",
+                self.header.tier
+            )));
+        }
+        let start = (b * self.block_entries) as u64;
+        let io = |e| Error::io(&self.tmp, e);
+        if let Some(m) = &self.model {
+            let src = block_source(self.chunk(b), &self.idx, start, scratch);
+            let mut out = Vec::new();
+            m.encode_block(src, self.opts.sub_block_shift, &mut out)
+                .map_err(|e| io(io::Error::other(e)))?;
+            return Ok(out);
+        }
+        if scratch.zstd.is_none() {
+            scratch.zstd = Some(zstd::bulk::Compressor::new(self.opts.level).map_err(io)?);
+        }
+        let EncodeScratch { zstd, bytes } = scratch;
+        let src = block_source_into(self.chunk(b), &self.idx, start, bytes);
+        match zstd.as_mut() {
+            Some(c) => c.compress(src).map_err(io),
+            None => Err(io(io::Error::other("no zstd context"))),
+        }
+    }
+
+    /// Writes the table from its encoded `blocks`, every one in order (as
+    /// [`TableEncoder::encode_block`] made them), and returns what was written. The blocks
+    /// are taken one by one as the file is written, so an iterator that encodes them lazily
+    /// bounds the memory held.
+    ///
+    /// Writes `tier-NN.owt.tmp`, fsyncs it, renames it to `tier-NN.owt` and fsyncs the
+    /// directory.
+    ///
+    /// # Errors
+    /// [`Error::Io`]; the first error among `blocks`; [`Error::InvalidState`] when `blocks`
+    /// does not hold [`TableEncoder::block_count`] blocks, or for ctx-huffman before
+    /// [`TableEncoder::set_counts`].
+    pub fn write<I>(&self, blocks: I) -> Result<WrittenTable, Error>
+    where
+        I: IntoIterator<Item = Result<Vec<u8>, Error>>,
+    {
+        if self.needs_counts() {
+            return Err(Error::InvalidState(format!(
+                "tier {}: a ctx-huffman table written before the model's counts were set",
+                self.header.tier
+            )));
+        }
+        let name = format::tier_file_name(self.header.tier);
+        let path = self.dir.join(&name);
+        let tmp = &self.tmp;
+        let file = File::create(tmp).map_err(|e| Error::io(tmp, e))?;
+        let io = |e| Error::io(tmp, e);
+        let mut out = Hashing {
+            inner: BufWriter::with_capacity(1 << 20, file),
+            hasher: blake3::Hasher::new(),
+            written: 0,
+        };
+        out.put(&self.header.encode()).map_err(io)?;
+        let mut index = Vec::with_capacity(self.block_count * format::INDEX_ENTRY);
+        let mut count = 0usize;
+        for c in blocks {
+            let c = c?;
+            count += 1;
+            index.extend_from_slice(&format::encode_index_entry(
+                out.written,
+                format::block_checksum(&c),
+            ));
+            out.put(&c).map_err(io)?;
+        }
+        if count != self.block_count {
+            return Err(Error::InvalidState(format!(
+                "tier {}: {count} blocks given, the table has {}",
+                self.header.tier, self.block_count
+            )));
+        }
+        let index_offset = out.written;
+        out.put(&index).map_err(io)?;
+        out.put(&format::encode_trailer_head(
+            index_offset,
+            self.block_count as u64,
+        ))
+        .map_err(io)?;
+        let sum = out.hasher.finalize();
+        let Hashing {
+            mut inner, written, ..
+        } = out;
+        inner.write_all(sum.as_bytes()).map_err(io)?;
+        let file = inner.into_inner().map_err(|e| io(e.into_error()))?;
+        file.sync_all().map_err(io)?;
+        drop(file);
+        fs::rename(tmp, &path).map_err(|e| Error::io(&path, e))?;
+        sync_dir(&self.dir)?;
+        Ok(WrittenTable {
+            file: name,
+            path,
+            file_size: written + format::CHECKSUM_LEN as u64,
+            checksum: format::hex(sum.as_bytes()),
+        })
+    }
+}
+
+/// A `Write` that counts and hashes what passes through.
+struct Hashing<W: Write> {
+    inner: W,
+    hasher: blake3::Hasher,
+    written: u64,
+}
+
+impl<W: Write> Hashing<W> {
+    fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.inner.write_all(bytes)?;
+        self.hasher.update(bytes);
+        self.written += bytes.len() as u64;
+        Ok(())
+    }
+}
+
+/// [`block_source_into`] into the scratch's bytes.
+fn block_source<'s>(
+    scores: &[i8],
+    idx: &TierIndex,
+    start: u64,
+    scratch: &'s mut EncodeScratch,
+) -> &'s [u8] {
+    block_source_into(scores, idx, start, &mut scratch.bytes)
+}
+
+/// The bytes of the block of `scores` that starts at entry `start`, as written: for the
+/// dense index, entries the probe never reads (positions no move can reach, answered by a
+/// one-ply search) repeat the previous entry so that they extend runs; the reachable index
+/// stores every entry as given.
+fn block_source_into<'s>(
+    scores: &[i8],
+    idx: &TierIndex,
+    start: u64,
+    bytes: &'s mut Vec<u8>,
+) -> &'s [u8] {
+    bytes.clear();
+    bytes.extend(scores.iter().map(|&v| v as u8));
+    if idx.kind() == IndexKind::Dense {
+        let mut prev = 0u8;
+        for (k, v) in bytes.iter_mut().enumerate() {
+            let p: Position = idx.unrank(start + k as u64);
+            if p.is_reachable() {
+                prev = *v;
+            } else {
+                *v = prev;
+            }
+        }
+    }
+    bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::Table;
+
+    /// Uniform pseudo-random scores of tier `n` of the reachable index.
+    fn scores(n: u8, seed: u64) -> Vec<i8> {
+        let len = TierIndex::new(n, IndexKind::Reachable).size();
+        let mut z = seed | 1;
+        let mut next = move || {
+            z ^= z >> 12;
+            z ^= z << 25;
+            z ^= z >> 27;
+            z.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        };
+        let k = 2 * u64::from(n) + 1;
+        (0..len).map(|_| (next() % k) as i8 - n as i8).collect()
+    }
+
+    #[test]
+    fn a_corrupt_model_is_a_bad_header() {
+        // A model whose header checksum is right but whose code lengths are not a prefix
+        // code.
+        let dir = tempfile::tempdir().unwrap();
+        let n = 3;
+        let data = scores(n, 9);
+        let w = write_table_with(
+            dir.path(),
+            &Rules::ABAPA,
+            n,
+            IndexKind::Reachable,
+            &data,
+            &WriteOptions::default(),
+        )
+        .unwrap();
+        let mut bytes = std::fs::read(&w.path).unwrap();
+        let (mut h, len) = Header::decode(&w.path, &bytes).unwrap();
+        let at = h.model.iter().position(|&l| l > 1).unwrap();
+        h.model[at] += 1;
+        let enc = h.encode();
+        assert_eq!(enc.len(), len);
+        bytes[..len].copy_from_slice(&enc);
+        std::fs::write(&w.path, &bytes).unwrap();
+        let r = Table::open(&w.path);
+        assert!(
+            matches!(r, Err(Error::BadHeader { ref detail, .. }) if detail.contains("model")),
+            "{r:?}"
+        );
+    }
+
+    #[test]
+    fn blocks_must_all_be_given_and_counts_set_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = scores(5, 1);
+        let opts = WriteOptions {
+            block_entries: 64,
+            ..WriteOptions::default()
+        };
+        let mut enc = TableEncoder::new(
+            dir.path(),
+            &Rules::ABAPA,
+            5,
+            IndexKind::Reachable,
+            &data,
+            &opts,
+        )
+        .unwrap();
+        let mut scratch = EncodeScratch::default();
+        assert!(enc.needs_counts());
+        assert!(matches!(
+            enc.encode_block(0, &mut scratch),
+            Err(Error::InvalidState(_))
+        ));
+        let mut counts = enc.empty_counts();
+        for b in 0..enc.block_count() {
+            enc.count_block(b, &mut counts, &mut scratch).unwrap();
+        }
+        enc.set_counts(&counts);
+        assert!(!enc.needs_counts());
+        let first = enc.encode_block(0, &mut scratch);
+        let r = enc.write([first]);
+        assert!(matches!(r, Err(Error::InvalidState(_))), "{r:?}");
+    }
+}
