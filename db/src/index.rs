@@ -590,9 +590,8 @@ mod tests {
         assert_eq!(tier_size(48, IndexKind::Dense), 279_871_768_995);
         assert_eq!(tier_size(30, IndexKind::Dense), 3_159_461_968);
         assert_eq!(tier_size(30, IndexKind::Reachable), 2_742_236_068);
-        // Over all tiers. RULES.md quotes 889,063,398,406 for Romein & Bal's database; the
-        // definition "the side that just moved has an empty house" counts this many
-        // (see README, "The index").
+        // Over all tiers; without tier 47 and with the start position this is Romein and
+        // Bal's 889,063,398,406 (`db/tests/counts.rs`, docs/DESIGN.md).
         assert_eq!(reach_total, 1_056_351_956_205);
     }
 

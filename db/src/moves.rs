@@ -1,6 +1,6 @@
 //! Legal moves, their results, and un-moves (the inverse of non-capturing moves).
 //!
-//! Everything here follows `RULES.md` exactly: sowing skips the origin house on every lap,
+//! Everything here follows `docs/RULES.md` exactly: sowing skips the origin house on every lap,
 //! captures run backwards from the house of the last seed while the house is the
 //! opponent's and holds a count of the capture set, and the options of [`Rules`] decide
 //! grand slams, feeding and eradication.

@@ -1,4 +1,4 @@
-//! The rules value: presets `abapa` and `awari` and every option of `RULES.md`.
+//! The rules value: presets `abapa` and `awari` and every option of `docs/RULES.md`.
 //!
 //! A [`Rules`] value has one stable text form, stored in every table header:
 //! a preset name followed by `+option=value` for each option that differs from that preset,

@@ -3,7 +3,7 @@
 //! A leaf is a node at the given depth, or a node where the game ended earlier (no legal
 //! move, or a move whose outcome is [`Outcome::End`]), which is counted once and not
 //! expanded. The counts are computed twice, with [`Position::moves`] and with a naive
-//! reference move generator written below from `RULES.md` (seed-by-seed sowing, explicit
+//! reference move generator written below from `docs/RULES.md` (seed-by-seed sowing, explicit
 //! capture chain), and both must equal the values recorded in `tests/vectors/perft.csv`.
 //! The reference generator is also compared move by move with [`Position::moves`] on every
 //! node of those trees and on every position of the small tiers.
@@ -15,7 +15,7 @@ const PERFT_CSV: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/vectors/p
 /// Deepest perft recorded.
 const MAX_DEPTH: u32 = 9;
 
-/// The legal moves of `p` as `(house, outcome)`, by a direct reading of `RULES.md`.
+/// The legal moves of `p` as `(house, outcome)`, by a direct reading of `docs/RULES.md`.
 fn reference_moves(p: &Position, rules: &Rules) -> Vec<(u8, Outcome)> {
     let board = p.houses();
     let n: u8 = board.iter().sum();

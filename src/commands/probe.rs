@@ -19,7 +19,7 @@ pub struct Args {
     /// `abapa+grand-slam=illegal`).
     #[arg(long, default_value = "abapa")]
     pub rules: Rules,
-    /// Print JSON (the shape of the Lichess tablebase API; see README).
+    /// Print JSON (the shape of the Lichess tablebase API; see docs/CLI.md).
     #[arg(long)]
     pub json: bool,
     /// Also print the best line.

@@ -9,8 +9,8 @@
 //! `unrank`), then every position of the buffer is ranked, has its legal moves generated, and
 //! its un-moves generated, each pass timed separately. Every figure is an average over every
 //! position of the tier, on one thread. Two more passes time what the solver does instead of
-//! `unrank`: a [`oware_db::Cursor`] over the chunk (its first pass) and an
-//! [`oware_db::Unranker`] over every eighth index (a level scan's sparse hits).
+//! `unrank`: a [`oware_db::retro::Cursor`] over the chunk (its first pass) and an
+//! [`oware_db::retro::Unranker`] over every eighth index (a level scan's sparse hits).
 
 use std::hint::black_box;
 use std::process::ExitCode;

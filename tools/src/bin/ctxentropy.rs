@@ -2,7 +2,7 @@
 //! contexts a block decoder could afford. The tables' model is order 1 (the previous score);
 //! the others add the mover's seed count `m` (constant over long runs of indices, since the
 //! index is grouped by it), the score before the previous one, or a feature of the board
-//! that a cursor gives with each position. See README, "Toward 1 bit per position".
+//! that a cursor gives with each position. See docs/BENCHMARKS.md, "Findings".
 //!
 //! `cargo run --release -p oware-tools --bin ctxentropy -- tables 20`
 use oware_db::{IndexKind, Position, TierIndex};

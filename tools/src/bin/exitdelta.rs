@@ -4,7 +4,7 @@
 //! Positions without such a move keep their score. Prints the order-0 and order-1 entropies
 //! in bits per position, and the order-1 entropy when the context also says whether the
 //! position has an exit, and the order-1 entropy of the scores with "don't care" entries
-//! (where the exit is the score, the previous stored value when it is not above it). See README, "Toward 1 bit per position".
+//! (where the exit is the score, the previous stored value when it is not above it). See docs/BENCHMARKS.md, "Findings".
 //!
 //! `cargo run --release -p oware-tools --bin exitdelta -- tables 20`
 use oware_db::{IndexKind, Outcome, Rules, TierIndex};

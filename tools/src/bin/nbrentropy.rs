@@ -3,8 +3,8 @@
 //! seed moved from a house to the next or the previous one, as image coders use the pixel
 //! above besides the one to the left. A block decoder knows only the scores of smaller
 //! indices, so by default a neighbour counts only where its index is smaller ("causal");
-//! `--any` takes every neighbour, to show how much the neighbours know at all. See README,
-//! "Toward 1 bit per position".
+//! `--any` takes every neighbour, to show how much the neighbours know at all. See docs/BENCHMARKS.md,
+//! "Findings".
 //!
 //! `cargo run --release -p oware-tools --bin nbrentropy -- tables 14 [--any]`
 use oware_db::{IndexKind, Position, TierIndex};

@@ -5,8 +5,8 @@
 //! unreachable positions). For scale, it also prints the entropy of the scores' signs alone
 //! (win, draw or loss for the mover), knowing the previous one or four signs. With
 //! `--search`, it then looks for a better permutation by swapping
-//! two houses at a time while that lowers the entropy (slow: use a small tier). See README,
-//! "Toward 1 bit per position".
+//! two houses at a time while that lowers the entropy (slow: use a small tier). See docs/BENCHMARKS.md,
+//! "Findings".
 //!
 //! `cargo run --release -p oware-tools --bin orderentropy -- tables 20 [--search]`
 use oware_db::{IndexKind, Position, TierIndex};
