@@ -296,7 +296,7 @@ pub fn generate_with(
             reports.push(report);
             continue;
         }
-        // Memory: the solver's state (and, over several ranks, the gathered tier).
+        // Memory: the solver's cells and frontier (and, over several ranks, the gathered tier).
         let needed = if ranks > 1 {
             partition_memory(positions, ranks) + positions
         } else {

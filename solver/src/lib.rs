@@ -8,12 +8,12 @@
 mod buffer;
 mod cell;
 pub mod distributed;
+mod first_pass;
 mod generate;
 mod lower;
 mod prefetch;
 mod progress;
 mod read;
-mod state;
 pub mod table_writer;
 mod tier;
 mod verify;

@@ -46,8 +46,8 @@
 //! the number of threads.
 
 use crate::cell::{far_exit, Change, Codes, FarExits};
+use crate::first_pass::first_cells;
 use crate::prefetch::prefetch;
-use crate::state::first_cells;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::time::Instant;
 
@@ -104,8 +104,8 @@ impl TierScores {
     }
 }
 
-/// Bytes of memory [`solve_tier`] needs for a tier of `positions` positions (state,
-/// frontier and scores; lower tiers not included).
+/// Bytes of memory [`solve_tier`] needs for a tier of `positions` positions (cells,
+/// which become the scores, and frontier; lower tiers not included).
 pub fn tier_memory(positions: u64) -> u64 {
     // cells, two frontier bits, dirty flags, level masks
     positions
@@ -120,7 +120,7 @@ struct Ctx<'a> {
     n: u8,
     index: TierIndex,
     codes: Codes,
-    state: &'a [AtomicU8],
+    cells: &'a [AtomicU8],
     /// The exits too low for a cell code, per `CHUNK` positions.
     far: &'a [FarExits],
     /// Frontier bits of the positions decided `+k` (`high`) and `−k` (`low`) at the current
@@ -161,7 +161,7 @@ impl Ctx<'_> {
     fn parents(&self, c: &Position, low: bool, out: &mut Vec<(u64, Position)>) {
         c.unmoves_reachable(self.rules, |p, _house| {
             let j = self.index.rank_unchecked(&p);
-            prefetch(&self.state[j as usize]);
+            prefetch(&self.cells[j as usize]);
             out.push((j | u64::from(low) << CHILD_LOW, p));
         });
     }
@@ -191,7 +191,7 @@ impl Ctx<'_> {
                 let Some((j, p)) = stack.pop() else { break };
                 let low = j >> CHILD_LOW != 0;
                 debug_assert_eq!(
-                    self.state[(j & !(1 << CHILD_LOW)) as usize].load(Ordering::Relaxed),
+                    self.cells[(j & !(1 << CHILD_LOW)) as usize].load(Ordering::Relaxed),
                     Codes::decided(if low { -k } else { k })
                 );
                 self.parents(&p, low, buf);
@@ -251,7 +251,7 @@ impl Ctx<'_> {
     /// propagates it (exactly one caller wins each decision).
     #[inline(always)]
     fn act(&self, j: u64, child_low: bool, k: i8) -> Option<bool> {
-        let cell = &self.state[j as usize];
+        let cell = &self.cells[j as usize];
         let mut c = cell.load(Ordering::Relaxed);
         loop {
             let far = || far_exit(&self.far[j as usize / CHUNK], (j as usize % CHUNK) as u16);
@@ -281,7 +281,7 @@ impl Ctx<'_> {
 ///
 /// # Panics
 /// If `lower` lacks a tier below `n` that a capture reaches, if `n > 48`, or if the
-/// tier's state cannot be allocated.
+/// tier's cells or frontier cannot be allocated.
 pub fn solve_tier(
     rules: &Rules,
     n: u8,
@@ -357,7 +357,7 @@ pub fn solve_tier_tuned(
         n,
         index,
         codes,
-        state: &cells,
+        cells: &cells,
         far: &[],
         high: &high,
         low: &low,
@@ -424,7 +424,7 @@ pub fn solve_tier_tuned(
 /// with every pending position scoring `±k` (see [`Ctx::propagate`]). Returns how many
 /// positions it propagated.
 fn level_start(ctx: &Ctx<'_>, k: i8) -> u64 {
-    ctx.state
+    ctx.cells
         .par_chunks(CHUNK)
         .enumerate()
         .map_init(

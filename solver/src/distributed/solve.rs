@@ -29,7 +29,7 @@
 //! All communication happens on the calling (main) thread, between rayon phases.
 
 use crate::cell::{far_exit, Change, Codes, FarExits};
-use crate::state::first_cells;
+use crate::first_pass::first_cells;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::time::Instant;
@@ -161,7 +161,7 @@ struct Ctx<'a> {
     part: Partition,
     start: u64,
     codes: Codes,
-    state: Vec<AtomicU8>,
+    cells: Vec<AtomicU8>,
     /// The exits too low for a cell code, per `CHUNK` owned positions.
     far: Vec<FarExits>,
     frontier: Vec<AtomicU64>,
@@ -177,7 +177,7 @@ impl Ctx<'_> {
     /// the pending ones scoring `−k`, and puts them in the frontier. Returns how many were
     /// marked.
     fn level_start(&self, k: i8) -> u64 {
-        self.state
+        self.cells
             .par_chunks(CHUNK)
             .enumerate()
             .map(|(c, chunk)| {
@@ -227,7 +227,7 @@ impl Ctx<'_> {
                 let mut buckets = vec![Vec::new(); ranks];
                 for &j in chunk {
                     // A frontier position is decided: its cell is its score.
-                    let low = u64::from((self.state[j as usize].load(Ordering::Relaxed) as i8) < 0);
+                    let low = u64::from((self.cells[j as usize].load(Ordering::Relaxed) as i8) < 0);
                     let c = self.index.unrank(self.start + u64::from(j));
                     c.unmoves_reachable(self.rules, |p: Position, _| {
                         let g = self.index.rank_unchecked(&p);
@@ -270,7 +270,7 @@ impl Ctx<'_> {
     /// parent `j`. Returns whether `j` entered the frontier.
     #[inline]
     fn act(&self, j: usize, child_low: bool, k: i8) -> bool {
-        let cell = &self.state[j];
+        let cell = &self.cells[j];
         let mut c = cell.load(Ordering::Relaxed);
         loop {
             let far = || far_exit(&self.far[j / CHUNK], (j % CHUNK) as u16);
@@ -321,7 +321,7 @@ pub fn solve_tier_local(
         part,
         start: range.start,
         codes: Codes::new(n, config.exact_exits),
-        state: (0..local).map(|_| AtomicU8::new(0)).collect(),
+        cells: (0..local).map(|_| AtomicU8::new(0)).collect(),
         far: Vec::new(),
         frontier: (0..local.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
     };
@@ -334,7 +334,7 @@ pub fn solve_tier_local(
     let t = Instant::now();
     progress.start(Phase::Init, local as u64);
     ctx.far = ctx
-        .state
+        .cells
         .par_chunks(CHUNK)
         .enumerate()
         .map(|(c, chunk)| {
@@ -413,7 +413,7 @@ pub fn solve_tier_local(
     // Undecided positions score 0; the cells become the scores in place.
     let codes = ctx.codes;
     stats.endless = ctx
-        .state
+        .cells
         .par_chunks(CHUNK)
         .map(|chunk| {
             let mut endless = 0u64;
@@ -426,7 +426,7 @@ pub fn solve_tier_local(
         })
         .sum();
     // The same size and alignment: the collection reuses the cells' allocation.
-    let scores: Vec<i8> = std::mem::take(&mut ctx.state)
+    let scores: Vec<i8> = std::mem::take(&mut ctx.cells)
         .into_iter()
         .map(|c| c.into_inner() as i8)
         .collect();
