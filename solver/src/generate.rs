@@ -13,13 +13,12 @@ use oware_db::manifest::{Manifest, TierEntry, TierStats};
 use oware_db::{IndexKind, Rules, Table, TierIndex};
 use thiserror::Error;
 
-use crate::distributed::{
-    all_gather_scores, partition_memory, solve_tier_local, Comm, LocalComm, PartitionConfig,
-};
+use crate::distributed::{all_gather_scores, solve_tier_local, Comm, LocalComm, PartitionConfig};
 use crate::lower::LowerTiers;
+use crate::memory::{available_memory, generate_tier_memory};
 use crate::progress::Progress;
 use crate::table_writer::{write_table_with, WriteOptions};
-use crate::tier::{solve_tier, tier_memory, SolveStats, TierScores};
+use crate::tier::{solve_tier, SolveStats, TierScores};
 
 /// What can stop a generation.
 #[derive(Debug, Error)]
@@ -127,26 +126,6 @@ fn histogram(scores: &[i8]) -> std::collections::BTreeMap<i8, u64> {
         .filter(|&s| counts[s as u8 as usize] > 0)
         .map(|s| (s, counts[s as u8 as usize]))
         .collect()
-}
-
-/// Bytes of memory available to this process: `OWARE_MEMORY_LIMIT` if set, else
-/// `MemAvailable` from `/proc/meminfo`, else unlimited.
-pub fn available_memory() -> u64 {
-    if let Some(v) = std::env::var("OWARE_MEMORY_LIMIT")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-    {
-        return v;
-    }
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("MemAvailable:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<u64>().ok())
-        })
-        .map_or(u64::MAX, |kb| kb * 1024)
 }
 
 /// The scratch directory, inside the table directory, of the lower tiers' side copies.
@@ -296,12 +275,7 @@ pub fn generate_with(
             reports.push(report);
             continue;
         }
-        // Memory: the solver's cells and frontier (and, over several ranks, the gathered tier).
-        let needed = if ranks > 1 {
-            partition_memory(positions, ranks) + positions
-        } else {
-            tier_memory(positions)
-        };
+        let needed = generate_tier_memory(positions, ranks);
         let limit = opts.memory_limit.unwrap_or_else(available_memory);
         if needed > limit {
             return Err(GenerateError::TooLarge {

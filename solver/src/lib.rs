@@ -11,6 +11,7 @@ pub mod distributed;
 mod first_pass;
 mod generate;
 mod lower;
+mod memory;
 mod prefetch;
 mod progress;
 mod read;
@@ -19,11 +20,15 @@ mod tier;
 mod verify;
 
 pub use generate::{
-    available_memory, generate, generate_with, GenerateError, GenerateObserver, GenerateOptions,
-    TierReport, SCRATCH_DIR,
+    generate, generate_with, GenerateError, GenerateObserver, GenerateOptions, TierReport,
+    SCRATCH_DIR,
 };
 pub use lower::LowerTiers;
+pub use memory::{
+    available_memory, generate_peak_memory, generate_tier_memory, partition_memory, tier_memory,
+    verify_deep_memory, verify_memory,
+};
 pub use progress::{NoProgress, Phase, Progress};
 pub use read::read_table;
-pub use tier::{solve_tier, solve_tier_tuned, tier_memory, SolveStats, TierScores, Tuning};
-pub use verify::{verify_memory, verify_tier, Mismatch, MismatchKind, VerifyReport};
+pub use tier::{solve_tier, solve_tier_tuned, SolveStats, TierScores, Tuning};
+pub use verify::{verify_tier, Mismatch, MismatchKind, VerifyReport};

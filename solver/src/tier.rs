@@ -35,7 +35,7 @@
 //! low): 1.25 bytes per position, plus a dirty flag per `DIRTY` and a level mask per
 //! `LEVEL_GRANULE` positions. The frontier bits are only written when the stacks overflow,
 //! so most of their pages are never touched. A decided cell is its score, so the cells
-//! become the table in place.
+//! become the table in place. [`tier_memory`](crate::tier_memory) adds these up.
 //!
 //! # Parallelism
 //!
@@ -102,17 +102,6 @@ impl TierScores {
     pub fn to_vec(&self) -> Vec<i8> {
         self.as_slice().to_vec()
     }
-}
-
-/// Bytes of memory [`solve_tier`] needs for a tier of `positions` positions (cells,
-/// which become the scores, and frontier; lower tiers not included).
-pub fn tier_memory(positions: u64) -> u64 {
-    // cells, two frontier bits, dirty flags, level masks
-    positions
-        + positions / 4
-        + positions / DIRTY as u64
-        + positions / (LEVEL_GRANULE as u64 / 8)
-        + 4096
 }
 
 struct Ctx<'a> {
@@ -530,10 +519,10 @@ const CHILD_LOW: u32 = 63;
 const SWEEP_CHUNK: usize = 4096;
 
 /// Positions per level mask (see `Ctx::levels`; a divisor of `CHUNK`).
-const LEVEL_GRANULE: usize = 1024;
+pub(crate) const LEVEL_GRANULE: usize = 1024;
 
 /// Positions per dirty flag of the frontier (a multiple of 64 dividing `CHUNK`).
-const DIRTY: usize = 1024;
+pub(crate) const DIRTY: usize = 1024;
 
 /// Parent updates buffered before they are applied, so that their prefetches overlap.
 const BATCH: usize = 256;

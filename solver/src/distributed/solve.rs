@@ -39,6 +39,7 @@ use rayon::prelude::*;
 
 use super::comm::Comm;
 use crate::lower::LowerTiers;
+use crate::memory::rank_bytes;
 use crate::progress::{Phase, Progress};
 
 /// Positions per rayon work item in the scans (a multiple of 64: whole frontier words; at
@@ -145,14 +146,6 @@ pub struct LocalScores {
     pub start: u64,
     /// Scores of the owned indices, in index order.
     pub scores: Vec<i8>,
-}
-
-/// Bytes of memory one rank of `ranks` needs for its part of a tier of `positions`
-/// positions (cells, which become the scores, and frontier bits; lower tiers and exchange
-/// buffers not included).
-pub fn partition_memory(positions: u64, ranks: usize) -> u64 {
-    let local = positions.div_ceil(ranks.max(1) as u64);
-    local + local.div_ceil(64) * 8 + 4096
 }
 
 struct Ctx<'a> {
@@ -327,7 +320,7 @@ pub fn solve_tier_local(
     };
     let mut stats = PartitionStats {
         positions: local as u64,
-        state_bytes: local as u64 + ctx.frontier.len() as u64 * 8,
+        state_bytes: rank_bytes(local as u64),
         ..PartitionStats::default()
     };
 

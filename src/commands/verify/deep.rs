@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use oware_db::{tier_size, IndexKind, Manifest, Rules};
 use oware_solver::{
-    available_memory, verify_memory, verify_tier, LowerTiers, Mismatch, MismatchKind, Phase,
+    available_memory, verify_deep_memory, verify_tier, LowerTiers, Mismatch, MismatchKind, Phase,
     VerifyReport,
 };
 use serde_json::{json, Value};
@@ -26,14 +26,6 @@ pub(super) fn verify_phase(phase: Phase) -> &'static str {
         Phase::Propagate => "justify",
         Phase::Write => "write",
     }
-}
-
-/// Bytes a deep verification of tiers up to `max` holds at its peak: the scores of every
-/// lower tier, and the top tier's scores and verification state.
-pub(super) fn deep_memory(max: u8) -> u64 {
-    let lower: u64 = (0..max).map(|k| tier_size(k, IndexKind::Reachable)).sum();
-    let top = tier_size(max, IndexKind::Reachable);
-    lower + top + verify_memory(top)
 }
 
 /// What a deep verification found.
@@ -110,7 +102,7 @@ pub(super) fn verify_deep(
 ) -> anyhow::Result<DeepResult> {
     let t0 = Instant::now();
     let (a, b) = (*range.start(), *range.end());
-    let needed = deep_memory(b);
+    let needed = verify_deep_memory(b);
     let available = available_memory();
     if needed > available {
         anyhow::bail!(

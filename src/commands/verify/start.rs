@@ -9,10 +9,13 @@ use std::time::Instant;
 use anyhow::Context;
 use oware_db::format::tier_file_name;
 use oware_db::{tier_size, GameResult, IndexKind, Manifest, Position, Rules, Table, Tablebase};
-use oware_solver::{available_memory, generate, tier_memory, GenerateOptions};
+use oware_solver::{
+    available_memory, generate, generate_peak_memory, tier_memory, verify_deep_memory,
+    GenerateOptions,
+};
 use serde_json::json;
 
-use super::deep::{deep_memory, verify_deep, verify_phase};
+use super::deep::{verify_deep, verify_phase};
 use super::{human_bytes, resolve_rules, tier_ranges, Args};
 use crate::commands::progress::{solve_phase, Bars};
 
@@ -27,20 +30,6 @@ const MEASURE_MIN: u64 = 1_000_000;
 /// Positions of tier `n` (reachable index).
 fn size(n: u8) -> u64 {
     tier_size(n, IndexKind::Reachable)
-}
-
-/// Peak memory of generating tiers up to `max` with `oware generate`, reached at the first
-/// tier at or above `from` that dominates: the solver's state plus the lower tiers' scores,
-/// which `generate` reads from memory-mapped side copies (page cache, not process memory,
-/// but they are read at random, so they should fit in memory for speed).
-fn generate_memory(from: u8, max: u8) -> (u8, u64) {
-    (from..=max)
-        .map(|m| {
-            let lower: u64 = (0..m).map(size).sum();
-            (m, lower + tier_memory(size(m)))
-        })
-        .max_by_key(|&(_, b)| b)
-        .unwrap_or((max, 0))
 }
 
 /// The bits per position to estimate disk with, and where it comes from.
@@ -65,8 +54,8 @@ fn report_missing(args: &Args, rules: &Rules, n: u8, missing: &[u8], present: &[
     let (bits, source) = bits_per_position(&args.dir, present);
     let disk = (positions as f64 * bits / 8.0) as u64;
     let first = missing.first().copied().unwrap_or(0);
-    let (peak_tier, peak) = generate_memory(first, n);
-    let deep = deep_memory(n);
+    let (peak_tier, peak) = generate_peak_memory(first, n);
+    let deep = verify_deep_memory(n);
     let available = available_memory();
     let k = args.seeds_per_house;
     let command = format!(
