@@ -20,8 +20,8 @@ mod tier;
 mod verify;
 
 pub use generate::{
-    generate, generate_with, GenerateError, GenerateObserver, GenerateOptions, TierReport,
-    SCRATCH_DIR,
+    generate, generate_with, DistributedStats, GenerateError, GenerateObserver, GenerateOptions,
+    SolvedStats, TierReport, SCRATCH_DIR,
 };
 pub use lower::LowerTiers;
 pub use memory::{

@@ -219,13 +219,13 @@ impl GenerateObserver for Bars {
             } => format!(
                 "tier {tier:2}: solved {positions} positions in {seconds:.2} s ({:.2} M/s); {} finite, {} endless; peak memory {}; init {:.2} s, propagation {:.2} s{}",
                 positions as f64 / seconds.max(1e-9) / 1e6,
-                stats.finite,
-                stats.endless,
+                stats.finite(),
+                stats.endless(),
                 peak_memory().map_or_else(|| "unknown".to_string(), |b| format!("{:.1} MB", b as f64 / 1e6)),
-                stats.init_seconds,
-                stats.scan_seconds + stats.sweep_seconds,
-                if stats.far_exits > 0 {
-                    format!("; {} exits listed apart", stats.far_exits)
+                stats.init_seconds(),
+                stats.propagate_seconds(),
+                if stats.far_exits() > 0 {
+                    format!("; {} exits listed apart", stats.far_exits())
                 } else {
                     String::new()
                 },

@@ -129,6 +129,10 @@ pub struct PartitionStats {
     pub updates_local: u64,
     /// Bytes sent to other ranks in exchanges of updates (8 per update).
     pub bytes_sent: u64,
+    /// Owned positions whose exit was too low for a code of its own in their cell, kept in
+    /// the lists looked up when their open count reaches 0 (see
+    /// [`PartitionConfig::exact_exits`]).
+    pub far_exits: u64,
     /// Bytes of this rank's state (cells and frontier bits).
     pub state_bytes: u64,
     /// Seconds computing exits and open counts.
@@ -337,6 +341,7 @@ pub fn solve_tier_local(
             far
         })
         .collect();
+    stats.far_exits = ctx.far.iter().map(|f| f.len() as u64).sum();
     stats.init_seconds = t.elapsed().as_secs_f64();
 
     let t = Instant::now();
