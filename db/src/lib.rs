@@ -20,6 +20,7 @@
 
 #![warn(missing_docs)]
 
+mod check;
 mod error;
 pub mod format;
 pub mod huffman;
@@ -31,6 +32,9 @@ mod rules;
 mod table;
 mod tablebase;
 
+pub use check::{
+    check_table_file, check_tier, expected_tiers, tier_path, CheckError, CheckedTable, TierCheck,
+};
 pub use error::{Error, ParseError};
 pub use index::{binomial, tier_size, Cursor, IndexKind, TierIndex, Unranker};
 pub use manifest::{Manifest, TierEntry, TierStats};

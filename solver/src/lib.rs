@@ -7,6 +7,8 @@
 
 mod buffer;
 mod cell;
+mod check;
+mod deep;
 pub mod distributed;
 mod first_pass;
 mod generate;
@@ -19,14 +21,18 @@ pub mod table_writer;
 mod tier;
 mod verify;
 
+pub use check::{check_tiers, CheckObserver};
+pub use deep::{
+    verify_deep_with, DeepReport, TierVerdict, VerifyError, VerifyObserver, VerifyOptions,
+};
 pub use generate::{
     generate, generate_with, DistributedStats, GenerateError, GenerateObserver, GenerateOptions,
     SolvedStats, TierReport, SCRATCH_DIR,
 };
 pub use lower::LowerTiers;
 pub use memory::{
-    available_memory, generate_peak_memory, generate_tier_memory, partition_memory, tier_memory,
-    verify_deep_memory, verify_memory,
+    available_memory, generate_peak_memory, generate_tier_memory, human_bytes, partition_memory,
+    tier_memory, verify_deep_memory, verify_memory,
 };
 pub use progress::{NoProgress, Phase, Progress};
 pub use read::read_table;

@@ -98,6 +98,22 @@ pub fn available_memory() -> u64 {
         .map_or(u64::MAX, |kb| kb * 1024)
 }
 
+/// `bytes` in binary units, e.g. `1.50 GiB` (`512 B` below 1 KiB).
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{v:.2} {}", UNITS[u])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,5 +138,11 @@ mod tests {
         assert_eq!(generate_peak_memory(13, 12), (12, 0));
         let (m, b) = generate_peak_memory(0, 12);
         assert_eq!((m, b), (12, lower + tier_memory(top)));
+    }
+
+    #[test]
+    fn bytes_print_in_binary_units() {
+        assert_eq!(human_bytes(512), "512 B");
+        assert_eq!(human_bytes(3 << 29), "1.50 GiB");
     }
 }

@@ -8,7 +8,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
-use oware_solver::{GenerateObserver, Phase, Progress, TierReport};
+use oware_db::TierCheck;
+use oware_solver::{CheckObserver, GenerateObserver, Phase, Progress, TierReport};
 
 /// How progress is shown.
 enum View {
@@ -181,6 +182,21 @@ impl Progress for Bars {
 
     fn advance(&self, units: u64) {
         self.inc(units);
+    }
+}
+
+impl CheckObserver for Bars {
+    fn checks_start(&self, tables: usize, bytes: u64) {
+        self.task(
+            "tables",
+            "checksums",
+            bytes,
+            &format!("checksums of {tables} tables ({bytes} bytes)"),
+        );
+    }
+
+    fn table_checked(&self, _check: &TierCheck, bytes: u64) {
+        self.inc(bytes);
     }
 }
 

@@ -10,13 +10,13 @@ use anyhow::Context;
 use oware_db::format::tier_file_name;
 use oware_db::{tier_size, GameResult, IndexKind, Manifest, Position, Rules, Table, Tablebase};
 use oware_solver::{
-    available_memory, generate, generate_peak_memory, tier_memory, verify_deep_memory,
+    available_memory, generate, generate_peak_memory, human_bytes, tier_memory, verify_deep_memory,
     GenerateOptions,
 };
 use serde_json::json;
 
 use super::deep::{verify_deep, verify_phase};
-use super::{human_bytes, resolve_rules, tier_ranges, Args};
+use super::{resolve_rules, tier_ranges, Args};
 use crate::commands::progress::{solve_phase, Bars};
 
 /// Bits per position assumed for tables when no large table is present to measure: the
@@ -171,7 +171,7 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if args.deep || args.generate {
         let total: u64 = (0..=n).map(size).sum();
         let bars = Bars::new(quiet, total, "verify", verify_phase);
-        let r = verify_deep(dir, manifest.as_ref(), &rules, 0..=n, &bars, !args.json)?;
+        let r = verify_deep(dir, &rules, 0..=n, &bars, !args.json)?;
         bars.finish();
         if !r.ok {
             println!(
