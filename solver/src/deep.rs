@@ -59,7 +59,7 @@ pub struct VerifyOptions {
 #[derive(Debug)]
 pub enum TierVerdict {
     /// The tier failed its plain checks: nothing was re-proved.
-    CheckFailed(TierCheck),
+    CheckFailed(Box<TierCheck>),
     /// The tier passed its checks but a block of its table cannot be decoded.
     Unreadable {
         /// The tier.
@@ -179,7 +179,7 @@ pub fn verify_deep_with(
         report.verdicts = checked
             .into_iter()
             .filter(|c| c.result.is_err())
-            .map(TierVerdict::CheckFailed)
+            .map(|c| TierVerdict::CheckFailed(Box::new(c)))
             .collect();
         report.seconds = t0.elapsed().as_secs_f64();
         return Ok(report);
