@@ -37,6 +37,7 @@
 
 #![warn(missing_docs)]
 
+mod check;
 mod error;
 mod format;
 mod huffman;
@@ -50,6 +51,9 @@ mod table;
 mod tablebase;
 mod write;
 
+pub use check::{
+    check_table_file, check_tier, expected_tiers, tier_path, CheckError, CheckedTable, TierCheck,
+};
 pub use error::{Error, ParseError};
 pub use format::{tier_file_name, tier_of_file_name, Compression, UnknownCompression};
 pub use index::{binomial, tier_size, IndexKind, TierIndex};

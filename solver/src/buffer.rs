@@ -1,7 +1,7 @@
-//! Large zero-initialised arrays of atomics for the solver's per-position state, allocated
-//! as anonymous memory maps that ask the kernel for transparent huge pages.
+//! Large zero-initialised arrays of atomics for the solver's cells and frontier bits,
+//! allocated as anonymous memory maps that ask the kernel for transparent huge pages.
 //!
-//! The solver reads and writes its state at random positions: with 4 KiB pages almost every
+//! The solver reads and writes its cells at random positions: with 4 KiB pages almost every
 //! access also misses the TLB. With 2 MiB pages (`MADV_HUGEPAGE`, honoured where the
 //! kernel's `transparent_hugepage` setting is `madvise` or `always`) the page walks mostly
 //! disappear. Where the advice is refused the buffer works the same with small pages.

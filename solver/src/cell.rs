@@ -1,5 +1,6 @@
-//! The one-byte state cell of a position while its tier is solved (by the single-process and
-//! the distributed solver alike).
+//! The one-byte cell of a position while its tier is solved (by the single-process and the
+//! distributed solver alike): its codes ([`Codes`]), their decoding, and the rule that updates
+//! a cell when a child is decided ([`Codes::child_decided`]).
 //!
 //! A cell holds what the solver needs of a position in one of these codes (tier `n`):
 //!
@@ -23,7 +24,8 @@
 //! A decided cell is its score, so the finished cells are the table once every undecided
 //! one is set to 0.
 
-use crate::state::{Initial, NO_EXIT};
+/// Exit value of a position without exits.
+pub(crate) const NO_EXIT: i8 = i8::MIN;
 
 /// The codes of one tier (see the module docs).
 #[derive(Clone, Copy, Debug)]
@@ -171,14 +173,15 @@ impl Codes {
         }
     }
 
-    /// The first cell of a position: its score if no move stays in the tier (a nonzero
-    /// score waits for its level: positive as waiting, negative as pending), otherwise its
-    /// open count and exit class. The second value is the exit when it is below `−exact()`,
-    /// to be kept in the chunk's [`FarExits`].
+    /// The first cell of a position of best exit value `e` (`NO_EXIT` for none; with no
+    /// legal move, the end score) and `open` legal moves in the tier (`None` when it has no
+    /// legal move): its score if no move stays in the tier (a nonzero score waits for its
+    /// level: positive as waiting, negative as pending), otherwise its open count and exit
+    /// class. The second value is the exit when it is below `−exact()`, to be kept in the
+    /// chunk's [`FarExits`].
     #[inline]
-    pub(crate) fn initial(&self, init: Initial) -> (u8, Option<i8>) {
-        let e = init.exit;
-        match init.open {
+    pub(crate) fn initial(&self, e: i8, open: Option<u8>) -> (u8, Option<i8>) {
+        match open {
             Some(open) if open > 0 => {
                 if e > 0 {
                     (self.waiting(e), None)
@@ -289,10 +292,7 @@ mod tests {
                     let mut exits: Vec<i8> = (-ni..=0).collect();
                     exits.push(NO_EXIT);
                     for e in exits {
-                        let (c, far) = codes.initial(Initial {
-                            exit: e,
-                            open: Some(open),
-                        });
+                        let (c, far) = codes.initial(e, Some(open));
                         assert!(codes.is_open(c) && !codes.is_decided(c));
                         assert_eq!(codes.level_bit(c), 0);
                         assert_eq!(codes.finished(c), 0);

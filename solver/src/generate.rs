@@ -14,11 +14,12 @@ use oware_db::{
 use thiserror::Error;
 
 use crate::distributed::{
-    all_gather_scores, partition_memory, solve_tier_local, Comm, LocalComm, PartitionConfig,
+    all_gather_scores, solve_tier_local, Comm, LocalComm, PartitionConfig, PartitionStats,
 };
 use crate::lower::LowerTiers;
+use crate::memory::{available_memory, generate_tier_memory};
 use crate::progress::Progress;
-use crate::tier::{solve_tier, tier_memory, SolveStats, TierScores};
+use crate::tier::{solve_tier, SolveStats, TierScores};
 use crate::write::{write_table_parallel, DEFAULT_BATCH_BLOCKS};
 
 /// What can stop a generation.
@@ -88,10 +89,80 @@ pub enum TierReport {
         /// The tier.
         tier: u8,
         /// What the solver counted.
-        stats: SolveStats,
+        stats: SolvedStats,
         /// Seconds, solving and writing.
         seconds: f64,
     },
+}
+
+/// What the solver counted of a tier that [`generate_with`] solved: the figures of the
+/// single-process solver, or those of the ranks.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SolvedStats {
+    /// Solved in this process alone by [`solve_tier`](crate::solve_tier).
+    Single(SolveStats),
+    /// Solved over several ranks by [`solve_tier_local`].
+    Distributed(DistributedStats),
+}
+
+impl SolvedStats {
+    /// Positions decided by finite play (any score, 0 included), over all ranks.
+    pub fn finite(&self) -> u64 {
+        match self {
+            SolvedStats::Single(s) => s.finite,
+            SolvedStats::Distributed(d) => d.finite,
+        }
+    }
+
+    /// Positions scored 0 by endless play, over all ranks.
+    pub fn endless(&self) -> u64 {
+        match self {
+            SolvedStats::Single(s) => s.endless,
+            SolvedStats::Distributed(d) => d.endless,
+        }
+    }
+
+    /// Positions whose exit was kept in a list apart, over all ranks.
+    pub fn far_exits(&self) -> u64 {
+        match self {
+            SolvedStats::Single(s) => s.far_exits,
+            SolvedStats::Distributed(d) => d.far_exits,
+        }
+    }
+
+    /// Seconds computing exits and open counts (on this rank).
+    pub fn init_seconds(&self) -> f64 {
+        match self {
+            SolvedStats::Single(s) => s.init_seconds,
+            SolvedStats::Distributed(d) => d.local.init_seconds,
+        }
+    }
+
+    /// Seconds of propagation, every level (on this rank, communication included).
+    pub fn propagate_seconds(&self) -> f64 {
+        match self {
+            SolvedStats::Single(s) => s.scan_seconds + s.sweep_seconds,
+            SolvedStats::Distributed(d) => d.local.propagate_seconds,
+        }
+    }
+}
+
+/// The counts of a tier solved over several ranks: the tier's, summed over the ranks, and
+/// this rank's own.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DistributedStats {
+    /// Ranks the tier was split over.
+    pub ranks: usize,
+    /// Positions of the tier.
+    pub positions: u64,
+    /// Positions decided by finite play, over all ranks.
+    pub finite: u64,
+    /// Positions scored 0 by endless play, over all ranks.
+    pub endless: u64,
+    /// Positions whose exit was kept in a list apart, over all ranks.
+    pub far_exits: u64,
+    /// This rank's counts and timings (its rounds and exchanges are every rank's).
+    pub local: PartitionStats,
 }
 
 /// Receives the events of a generation (progress inside tiers comes through [`Progress`]).
@@ -127,26 +198,6 @@ fn histogram(scores: &[i8]) -> std::collections::BTreeMap<i8, u64> {
         .filter(|&s| counts[s as u8 as usize] > 0)
         .map(|s| (s, counts[s as u8 as usize]))
         .collect()
-}
-
-/// Bytes of memory available to this process: `OWARE_MEMORY_LIMIT` if set, else
-/// `MemAvailable` from `/proc/meminfo`, else unlimited.
-pub fn available_memory() -> u64 {
-    if let Some(v) = std::env::var("OWARE_MEMORY_LIMIT")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-    {
-        return v;
-    }
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("MemAvailable:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<u64>().ok())
-        })
-        .map_or(u64::MAX, |kb| kb * 1024)
 }
 
 /// The scratch directory, inside the table directory, of the lower tiers' side copies.
@@ -296,12 +347,7 @@ pub fn generate_with(
             reports.push(report);
             continue;
         }
-        // Memory: the solver's state (and, over several ranks, the gathered tier).
-        let needed = if ranks > 1 {
-            partition_memory(positions, ranks) + positions
-        } else {
-            tier_memory(positions)
-        };
+        let needed = generate_tier_memory(positions, ranks);
         let limit = opts.memory_limit.unwrap_or_else(available_memory);
         if needed > limit {
             return Err(GenerateError::TooLarge {
@@ -322,20 +368,19 @@ pub fn generate_with(
                 observer,
                 &PartitionConfig::default(),
             );
-            let stats = SolveStats {
+            let stats = DistributedStats {
+                ranks,
                 positions,
                 finite: comm.all_reduce_sum(p.finite),
                 endless: comm.all_reduce_sum(p.endless),
-                sweeps: p.rounds,
-                init_seconds: p.init_seconds,
-                scan_seconds: 0.0,
-                sweep_seconds: p.propagate_seconds,
-                far_exits: 0,
+                far_exits: comm.all_reduce_sum(p.far_exits),
+                local: p,
             };
-            (Solved::Gathered(all_gather_scores(comm, &local)), stats)
+            let scores = Solved::Gathered(all_gather_scores(comm, &local));
+            (scores, SolvedStats::Distributed(stats))
         } else {
             let (scores, stats) = solve_tier(&opts.rules, tier, &lower, observer);
-            (Solved::Here(scores), stats)
+            (Solved::Here(scores), SolvedStats::Single(stats))
         };
         if root {
             observer.start(crate::Phase::Write, positions);
@@ -361,8 +406,8 @@ pub fn generate_with(
                     checksum: written.checksum.clone(),
                     stats: Some(TierStats {
                         histogram: histogram(scores.as_slice()),
-                        finite: stats.finite,
-                        endless: stats.endless,
+                        finite: stats.finite(),
+                        endless: stats.endless(),
                         seconds: start.elapsed().as_secs_f64(),
                         threads: rayon::current_num_threads() * ranks,
                     }),

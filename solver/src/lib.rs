@@ -7,24 +7,35 @@
 
 mod buffer;
 mod cell;
+mod check;
+mod deep;
 pub mod distributed;
+mod first_pass;
 mod generate;
 mod lower;
+mod memory;
 mod prefetch;
 mod progress;
 mod read;
-mod state;
 mod tier;
 mod verify;
 mod write;
 
+pub use check::{check_tiers, CheckObserver};
+pub use deep::{
+    verify_deep_with, DeepReport, TierVerdict, VerifyError, VerifyObserver, VerifyOptions,
+};
 pub use generate::{
-    available_memory, generate, generate_with, GenerateError, GenerateObserver, GenerateOptions,
-    TierReport, SCRATCH_DIR,
+    generate, generate_with, DistributedStats, GenerateError, GenerateObserver, GenerateOptions,
+    SolvedStats, TierReport, SCRATCH_DIR,
 };
 pub use lower::LowerTiers;
+pub use memory::{
+    available_memory, generate_peak_memory, generate_tier_memory, human_bytes, partition_memory,
+    tier_memory, verify_deep_memory, verify_memory,
+};
 pub use progress::{NoProgress, Phase, Progress};
 pub use read::read_table;
-pub use tier::{solve_tier, solve_tier_tuned, tier_memory, SolveStats, TierScores, Tuning};
-pub use verify::{verify_memory, verify_tier, Mismatch, MismatchKind, VerifyReport};
+pub use tier::{solve_tier, solve_tier_tuned, SolveStats, TierScores, Tuning};
+pub use verify::{verify_tier, Mismatch, MismatchKind, VerifyReport};
 pub use write::{write_table_parallel, DEFAULT_BATCH_BLOCKS};

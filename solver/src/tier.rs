@@ -35,7 +35,7 @@
 //! low): 1.25 bytes per position, plus a dirty flag per `DIRTY` and a level mask per
 //! `LEVEL_GRANULE` positions. The frontier bits are only written when the stacks overflow,
 //! so most of their pages are never touched. A decided cell is its score, so the cells
-//! become the table in place.
+//! become the table in place. [`tier_memory`](crate::tier_memory) adds these up.
 //!
 //! # Parallelism
 //!
@@ -46,8 +46,8 @@
 //! the number of threads.
 
 use crate::cell::{far_exit, Change, Codes, FarExits};
+use crate::first_pass::first_cells;
 use crate::prefetch::prefetch;
-use crate::state::first_cells;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::time::Instant;
 
@@ -105,23 +105,12 @@ impl TierScores {
     }
 }
 
-/// Bytes of memory [`solve_tier`] needs for a tier of `positions` positions (state,
-/// frontier and scores; lower tiers not included).
-pub fn tier_memory(positions: u64) -> u64 {
-    // cells, two frontier bits, dirty flags, level masks
-    positions
-        + positions / 4
-        + positions / DIRTY as u64
-        + positions / (LEVEL_GRANULE as u64 / 8)
-        + 4096
-}
-
 struct Ctx<'a> {
     rules: &'a Rules,
     n: u8,
     index: TierIndex,
     codes: Codes,
-    state: &'a [AtomicU8],
+    cells: &'a [AtomicU8],
     /// The exits too low for a cell code, per `CHUNK` positions.
     far: &'a [FarExits],
     /// Frontier bits of the positions decided `+k` (`high`) and `−k` (`low`) at the current
@@ -162,7 +151,7 @@ impl Ctx<'_> {
     fn parents(&self, c: &Position, low: bool, out: &mut Vec<(u64, Position)>) {
         c.unmoves_reachable(self.rules, |p, _house| {
             let j = self.index.rank_unchecked(&p);
-            prefetch(&self.state[j as usize]);
+            prefetch(&self.cells[j as usize]);
             out.push((j | u64::from(low) << CHILD_LOW, p));
         });
     }
@@ -192,7 +181,7 @@ impl Ctx<'_> {
                 let Some((j, p)) = stack.pop() else { break };
                 let low = j >> CHILD_LOW != 0;
                 debug_assert_eq!(
-                    self.state[(j & !(1 << CHILD_LOW)) as usize].load(Ordering::Relaxed),
+                    self.cells[(j & !(1 << CHILD_LOW)) as usize].load(Ordering::Relaxed),
                     Codes::decided(if low { -k } else { k })
                 );
                 self.parents(&p, low, buf);
@@ -252,7 +241,7 @@ impl Ctx<'_> {
     /// propagates it (exactly one caller wins each decision).
     #[inline(always)]
     fn act(&self, j: u64, child_low: bool, k: i8) -> Option<bool> {
-        let cell = &self.state[j as usize];
+        let cell = &self.cells[j as usize];
         let mut c = cell.load(Ordering::Relaxed);
         loop {
             let far = || far_exit(&self.far[j as usize / CHUNK], (j as usize % CHUNK) as u16);
@@ -282,7 +271,7 @@ impl Ctx<'_> {
 ///
 /// # Panics
 /// If `lower` lacks a tier below `n` that a capture reaches, if `n > 48`, or if the
-/// tier's state cannot be allocated.
+/// tier's cells or frontier cannot be allocated.
 pub fn solve_tier(
     rules: &Rules,
     n: u8,
@@ -358,7 +347,7 @@ pub fn solve_tier_tuned(
         n,
         index,
         codes,
-        state: &cells,
+        cells: &cells,
         far: &[],
         high: &high,
         low: &low,
@@ -425,7 +414,7 @@ pub fn solve_tier_tuned(
 /// with every pending position scoring `±k` (see [`Ctx::propagate`]). Returns how many
 /// positions it propagated.
 fn level_start(ctx: &Ctx<'_>, k: i8) -> u64 {
-    ctx.state
+    ctx.cells
         .par_chunks(CHUNK)
         .enumerate()
         .map_init(
@@ -531,10 +520,10 @@ const CHILD_LOW: u32 = 63;
 const SWEEP_CHUNK: usize = 4096;
 
 /// Positions per level mask (see `Ctx::levels`; a divisor of `CHUNK`).
-const LEVEL_GRANULE: usize = 1024;
+pub(crate) const LEVEL_GRANULE: usize = 1024;
 
 /// Positions per dirty flag of the frontier (a multiple of 64 dividing `CHUNK`).
-const DIRTY: usize = 1024;
+pub(crate) const DIRTY: usize = 1024;
 
 /// Parent updates buffered before they are applied, so that their prefetches overlap.
 const BATCH: usize = 256;

@@ -138,12 +138,6 @@ impl VerifyReport {
     }
 }
 
-/// Bytes of memory [`verify_tier`] needs beyond the scores it is given, for a tier of
-/// `positions` positions (state and frontier; lower tiers not included).
-pub fn verify_memory(positions: u64) -> u64 {
-    positions + positions / 8 + 4096
-}
-
 /// The moves of one position, summarised from the stored scores.
 #[derive(Clone, Copy, Debug)]
 struct Eval {

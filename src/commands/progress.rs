@@ -8,7 +8,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
-use oware_solver::{GenerateObserver, Phase, Progress, TierReport};
+use oware_db::TierCheck;
+use oware_solver::{CheckObserver, GenerateObserver, Phase, Progress, TierReport};
 
 /// How progress is shown.
 enum View {
@@ -184,6 +185,21 @@ impl Progress for Bars {
     }
 }
 
+impl CheckObserver for Bars {
+    fn checks_start(&self, tables: usize, bytes: u64) {
+        self.task(
+            "tables",
+            "checksums",
+            bytes,
+            &format!("checksums of {tables} tables ({bytes} bytes)"),
+        );
+    }
+
+    fn table_checked(&self, _check: &TierCheck, bytes: u64) {
+        self.inc(bytes);
+    }
+}
+
 /// The phase names of generation: `init`, `propagate`, `write`.
 pub fn solve_phase(phase: Phase) -> &'static str {
     phase.name()
@@ -219,13 +235,13 @@ impl GenerateObserver for Bars {
             } => format!(
                 "tier {tier:2}: solved {positions} positions in {seconds:.2} s ({:.2} M/s); {} finite, {} endless; peak memory {}; init {:.2} s, propagation {:.2} s{}",
                 positions as f64 / seconds.max(1e-9) / 1e6,
-                stats.finite,
-                stats.endless,
+                stats.finite(),
+                stats.endless(),
                 peak_memory().map_or_else(|| "unknown".to_string(), |b| format!("{:.1} MB", b as f64 / 1e6)),
-                stats.init_seconds,
-                stats.scan_seconds + stats.sweep_seconds,
-                if stats.far_exits > 0 {
-                    format!("; {} exits listed apart", stats.far_exits)
+                stats.init_seconds(),
+                stats.propagate_seconds(),
+                if stats.far_exits() > 0 {
+                    format!("; {} exits listed apart", stats.far_exits())
                 } else {
                     String::new()
                 },

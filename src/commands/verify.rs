@@ -1,9 +1,10 @@
 //! `oware verify`: checks a table directory.
 //!
 //! - plain: every table's whole-file checksum, recomputed in parallel, against the file's
-//!   trailer and the manifest, and the tier sequence for gaps ([`checks`]);
-//! - `--deep`: every stored score re-proved with [`oware_solver::verify_tier`], lowest tier
-//!   first ([`deep`]);
+//!   trailer and the manifest, and the tier sequence for gaps ([`oware_solver::check_tiers`],
+//!   printed by [`checks`]);
+//! - `--deep`: every stored score re-proved, lowest tier first
+//!   ([`oware_solver::verify_deep_with`], shown by [`deep`]);
 //! - `--start`: the start position (or the smaller one with K seeds per house) evaluated
 //!   from the tables, optionally generating and deep-verifying what it needs ([`start`]).
 
@@ -115,22 +116,6 @@ fn resolve_rules(
     }
 }
 
-/// `bytes` in binary units, e.g. `1.50 GiB`.
-fn human_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut v = bytes as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{v:.2} {}", UNITS[u])
-    }
-}
-
 /// A list of tiers as ranges, e.g. `0..=3, 7, 9..=12`.
 fn tier_ranges(tiers: &[u8]) -> String {
     let mut parts = Vec::new();
@@ -193,11 +178,5 @@ mod tests {
     fn tier_lists_print_as_ranges() {
         assert_eq!(tier_ranges(&[0, 1, 2, 3, 7, 9, 10]), "0..=3, 7, 9..=10");
         assert_eq!(tier_ranges(&[]), "");
-    }
-
-    #[test]
-    fn bytes_print_in_binary_units() {
-        assert_eq!(human_bytes(512), "512 B");
-        assert_eq!(human_bytes(3 << 29), "1.50 GiB");
     }
 }

@@ -13,10 +13,11 @@ mod comm;
 mod mpi;
 mod solve;
 
+pub use crate::memory::partition_memory;
 pub use comm::{Comm, LocalComm, ThreadComm};
 #[cfg(feature = "mpi")]
 pub use mpi::MpiComm;
 pub use solve::{
-    all_gather_scores, gather_scores, partition_memory, solve_tier_local, solve_tier_partitioned,
-    LocalScores, Partition, PartitionConfig, PartitionStats,
+    all_gather_scores, gather_scores, solve_tier_local, solve_tier_partitioned, LocalScores,
+    Partition, PartitionConfig, PartitionStats,
 };

@@ -29,7 +29,7 @@
 //! All communication happens on the calling (main) thread, between rayon phases.
 
 use crate::cell::{far_exit, Change, Codes, FarExits};
-use crate::state::first_cells;
+use crate::first_pass::first_cells;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::time::Instant;
@@ -39,6 +39,7 @@ use rayon::prelude::*;
 
 use super::comm::Comm;
 use crate::lower::LowerTiers;
+use crate::memory::rank_bytes;
 use crate::progress::{Phase, Progress};
 
 /// Positions per rayon work item in the scans (a multiple of 64: whole frontier words; at
@@ -128,8 +129,12 @@ pub struct PartitionStats {
     pub updates_local: u64,
     /// Bytes sent to other ranks in exchanges of updates (8 per update).
     pub bytes_sent: u64,
-    /// Bytes of this rank's state (cells and frontier bits).
-    pub state_bytes: u64,
+    /// Owned positions whose exit was too low for a code of its own in their cell, kept in
+    /// the lists looked up when their open count reaches 0 (see
+    /// [`PartitionConfig::exact_exits`]).
+    pub far_exits: u64,
+    /// Bytes of this rank's cells and frontier bits.
+    pub cell_bytes: u64,
     /// Seconds computing exits and open counts.
     pub init_seconds: f64,
     /// Seconds of propagation (levels), communication included.
@@ -147,21 +152,13 @@ pub struct LocalScores {
     pub scores: Vec<i8>,
 }
 
-/// Bytes of memory one rank of `ranks` needs for its part of a tier of `positions`
-/// positions (cells, which become the scores, and frontier bits; lower tiers and exchange
-/// buffers not included).
-pub fn partition_memory(positions: u64, ranks: usize) -> u64 {
-    let local = positions.div_ceil(ranks.max(1) as u64);
-    local + local.div_ceil(64) * 8 + 4096
-}
-
 struct Ctx<'a> {
     rules: &'a Rules,
     index: TierIndex,
     part: Partition,
     start: u64,
     codes: Codes,
-    state: Vec<AtomicU8>,
+    cells: Vec<AtomicU8>,
     /// The exits too low for a cell code, per `CHUNK` owned positions.
     far: Vec<FarExits>,
     frontier: Vec<AtomicU64>,
@@ -177,7 +174,7 @@ impl Ctx<'_> {
     /// the pending ones scoring `−k`, and puts them in the frontier. Returns how many were
     /// marked.
     fn level_start(&self, k: i8) -> u64 {
-        self.state
+        self.cells
             .par_chunks(CHUNK)
             .enumerate()
             .map(|(c, chunk)| {
@@ -227,7 +224,7 @@ impl Ctx<'_> {
                 let mut buckets = vec![Vec::new(); ranks];
                 for &j in chunk {
                     // A frontier position is decided: its cell is its score.
-                    let low = u64::from((self.state[j as usize].load(Ordering::Relaxed) as i8) < 0);
+                    let low = u64::from((self.cells[j as usize].load(Ordering::Relaxed) as i8) < 0);
                     let c = self.index.unrank(self.start + u64::from(j));
                     c.unmoves_reachable(self.rules, |p: Position, _| {
                         let g = self.index.rank_unchecked(&p);
@@ -270,7 +267,7 @@ impl Ctx<'_> {
     /// parent `j`. Returns whether `j` entered the frontier.
     #[inline]
     fn act(&self, j: usize, child_low: bool, k: i8) -> bool {
-        let cell = &self.state[j];
+        let cell = &self.cells[j];
         let mut c = cell.load(Ordering::Relaxed);
         loop {
             let far = || far_exit(&self.far[j / CHUNK], (j % CHUNK) as u16);
@@ -321,20 +318,20 @@ pub fn solve_tier_local(
         part,
         start: range.start,
         codes: Codes::new(n, config.exact_exits),
-        state: (0..local).map(|_| AtomicU8::new(0)).collect(),
+        cells: (0..local).map(|_| AtomicU8::new(0)).collect(),
         far: Vec::new(),
         frontier: (0..local.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
     };
     let mut stats = PartitionStats {
         positions: local as u64,
-        state_bytes: local as u64 + ctx.frontier.len() as u64 * 8,
+        cell_bytes: rank_bytes(local as u64),
         ..PartitionStats::default()
     };
 
     let t = Instant::now();
     progress.start(Phase::Init, local as u64);
     ctx.far = ctx
-        .state
+        .cells
         .par_chunks(CHUNK)
         .enumerate()
         .map(|(c, chunk)| {
@@ -344,6 +341,7 @@ pub fn solve_tier_local(
             far
         })
         .collect();
+    stats.far_exits = ctx.far.iter().map(|f| f.len() as u64).sum();
     stats.init_seconds = t.elapsed().as_secs_f64();
 
     let t = Instant::now();
@@ -413,7 +411,7 @@ pub fn solve_tier_local(
     // Undecided positions score 0; the cells become the scores in place.
     let codes = ctx.codes;
     stats.endless = ctx
-        .state
+        .cells
         .par_chunks(CHUNK)
         .map(|chunk| {
             let mut endless = 0u64;
@@ -426,7 +424,7 @@ pub fn solve_tier_local(
         })
         .sum();
     // The same size and alignment: the collection reuses the cells' allocation.
-    let scores: Vec<i8> = std::mem::take(&mut ctx.state)
+    let scores: Vec<i8> = std::mem::take(&mut ctx.cells)
         .into_iter()
         .map(|c| c.into_inner() as i8)
         .collect();

@@ -1,22 +1,20 @@
-//! `oware verify --deep`: every stored score re-proved with
-//! [`oware_solver::verify_tier`], lowest tier first, each tier's table checksum-verified
-//! before its scores are used.
+//! `oware verify --deep`: every stored score re-proved, lowest tier first, each tier's table
+//! checksum-verified before its scores are used ([`oware_solver::verify_deep_with`]); this
+//! module shows its progress and prints its report.
 
 use std::ops::RangeInclusive;
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::time::Instant;
 
-use oware_db::{tier_size, IndexKind, Manifest, Rules};
+use oware_db::{tier_size, IndexKind, Manifest, Rules, TierCheck};
 use oware_solver::{
-    available_memory, verify_memory, verify_tier, LowerTiers, Mismatch, MismatchKind, Phase,
-    VerifyReport,
+    verify_deep_with, CheckObserver, DeepReport, Mismatch, MismatchKind, Phase, Progress,
+    TierVerdict, VerifyObserver, VerifyOptions, VerifyReport,
 };
 use serde_json::{json, Value};
 
-use super::checks::{check_tiers, expected_tiers, line};
-use super::{human_bytes, resolve_rules, Args};
+use super::checks::{expected_tiers, line};
+use super::{resolve_rules, Args};
 use crate::commands::progress::Bars;
 
 /// The phase names of deep verification: `check` (the local check) and `justify`.
@@ -28,15 +26,7 @@ pub(super) fn verify_phase(phase: Phase) -> &'static str {
     }
 }
 
-/// Bytes a deep verification of tiers up to `max` holds at its peak: the scores of every
-/// lower tier, and the top tier's scores and verification state.
-pub(super) fn deep_memory(max: u8) -> u64 {
-    let lower: u64 = (0..max).map(|k| tier_size(k, IndexKind::Reachable)).sum();
-    let top = tier_size(max, IndexKind::Reachable);
-    lower + top + verify_memory(top)
-}
-
-/// What a deep verification found.
+/// What a deep verification found, for printing.
 pub(super) struct DeepResult {
     /// Every tier of the range passed (and every tier below it passed its plain checks).
     pub ok: bool,
@@ -93,129 +83,149 @@ fn report_line(r: &VerifyReport) -> String {
     }
 }
 
-/// Deep-verifies tiers `range` of `dir` under `rules`: checks tiers `0..=range.end()`
-/// (checksums, against the manifest), then loads them lowest first and re-proves those in
-/// `range`; tiers below it are trusted. Prints one line per tier on stdout (unless `quiet_out`)
-/// and stops at the first tier that fails.
+/// The JSON row of one tier.
+fn verdict_json(v: &TierVerdict) -> Value {
+    match v {
+        TierVerdict::CheckFailed(c) => json!({
+            "tier": c.tier, "status": "failed",
+            "reason": c.result.as_ref().err().map(ToString::to_string),
+        }),
+        TierVerdict::Unreadable { tier, error } => {
+            json!({ "tier": tier, "status": "failed", "reason": error.to_string() })
+        }
+        TierVerdict::Trusted { tier, checksum, .. } => {
+            json!({ "tier": tier, "status": "trusted", "checksum": checksum })
+        }
+        TierVerdict::Verified(r) => json!({
+            "tier": r.tier, "status": if r.is_ok() { "ok" } else { "failed" },
+            "positions": r.positions, "nonzero": r.nonzero, "mismatches": r.mismatches,
+            "seconds": r.seconds,
+            "first": r.first.iter().map(mismatch_json).collect::<Vec<_>>(),
+        }),
+    }
+}
+
+/// The display of a deep verification: the bars, and the lines printed on stdout as the
+/// tiers finish (unless `print` is false).
+struct View<'a> {
+    bars: &'a Bars,
+    print: bool,
+    range: RangeInclusive<u8>,
+}
+
+impl View<'_> {
+    fn out(&self, s: String) {
+        if self.print {
+            self.bars.suspend(|| println!("{s}"));
+        }
+    }
+}
+
+impl Progress for View<'_> {
+    fn start(&self, phase: Phase, total: u64) {
+        self.bars.start(phase, total);
+    }
+
+    fn advance(&self, units: u64) {
+        self.bars.advance(units);
+    }
+}
+
+impl CheckObserver for View<'_> {
+    fn checks_start(&self, tables: usize, bytes: u64) {
+        self.bars.checks_start(tables, bytes);
+    }
+
+    fn table_checked(&self, check: &TierCheck, bytes: u64) {
+        self.bars.table_checked(check, bytes);
+    }
+}
+
+impl VerifyObserver for View<'_> {
+    fn checks_passed(&self) {
+        let a = *self.range.start();
+        if a > 0 {
+            self.out(format!(
+                "tiers 0..={} are trusted: their checksums are verified, their scores are not re-proved",
+                a - 1
+            ));
+        }
+    }
+
+    fn tier_start(&self, tier: u8, positions: u64) {
+        self.bars.tier_start(tier, positions, "read", None);
+        self.bars.phase("read", positions);
+    }
+
+    fn tier_read(&self, _tier: u8, positions: u64) {
+        self.bars.inc(positions);
+    }
+
+    fn tier_done(&self, verdict: &TierVerdict) {
+        match verdict {
+            TierVerdict::Unreadable { tier, error } => {
+                self.out(format!("tier {tier:2}  FAILED  {error}"));
+            }
+            TierVerdict::Verified(r) => {
+                self.out(report_line(r));
+                for m in &r.first {
+                    self.out(mismatch_line(r.tier, m));
+                }
+                let b = *self.range.end();
+                if !r.is_ok() && r.tier < b {
+                    self.out(format!(
+                        "tiers {}..={b} not verified: they depend on tier {}",
+                        r.tier + 1,
+                        r.tier
+                    ));
+                }
+            }
+            TierVerdict::CheckFailed(_) | TierVerdict::Trusted { .. } => {}
+        }
+        if verdict.is_ok() {
+            self.bars
+                .overall_inc(tier_size(verdict.tier(), IndexKind::Reachable));
+        }
+    }
+}
+
+/// Deep-verifies tiers `range` of `dir` under `rules` ([`verify_deep_with`]), showing its
+/// progress on `bars` and printing one line per tier on stdout (if `print`).
 ///
 /// # Errors
-/// The verification does not fit in the memory available.
+/// The manifest cannot be read, or the verification does not fit in the memory available.
 pub(super) fn verify_deep(
     dir: &Path,
-    manifest: Option<&Manifest>,
     rules: &Rules,
     range: RangeInclusive<u8>,
     bars: &Bars,
     print: bool,
 ) -> anyhow::Result<DeepResult> {
-    let t0 = Instant::now();
     let (a, b) = (*range.start(), *range.end());
-    let needed = deep_memory(b);
-    let available = available_memory();
-    if needed > available {
-        anyhow::bail!(
-            "deep verification of tiers up to {b} needs {} of memory ({needed} bytes: the \
-             scores of tiers 0..{b} and tier {b}'s scores and verification state) but only {} \
-             ({available} bytes) are available",
-            human_bytes(needed),
-            human_bytes(available)
-        );
-    }
-    let out = |s: String| {
-        if print {
-            bars.suspend(|| println!("{s}"));
-        }
+    let opts = VerifyOptions {
+        dir: dir.to_path_buf(),
+        rules: *rules,
+        tiers: range.clone(),
+        memory_limit: None,
     };
-    let tiers: Vec<u8> = (0..=b).collect();
-    let checked = check_tiers(dir, manifest, rules, &tiers, bars);
-    let mut rows = Vec::new();
-    if checked.iter().any(|c| c.result.is_err()) {
-        for c in checked.iter().filter(|c| c.result.is_err()) {
-            out(line(c));
-            rows.push(json!({
-                "tier": c.tier, "status": "failed",
-                "reason": c.result.as_ref().err(),
-            }));
+    let view = View { bars, print, range };
+    let report: DeepReport = verify_deep_with(&opts, &view)?;
+    if !report.started() {
+        for v in &report.verdicts {
+            if let TierVerdict::CheckFailed(c) = v {
+                view.out(line(c));
+            }
         }
-        out(format!(
+        view.out(format!(
             "deep verification of tiers {a}..={b} not started: it needs every table of tiers \
              0..={b} intact"
         ));
-        return Ok(DeepResult {
-            ok: false,
-            positions: 0,
-            seconds: t0.elapsed().as_secs_f64(),
-            rows,
-        });
-    }
-    if a > 0 {
-        out(format!(
-            "tiers 0..={} are trusted: their checksums are verified, their scores are not re-proved",
-            a - 1
-        ));
-    }
-    let mut lower = LowerTiers::new();
-    let mut positions = 0u64;
-    for c in &checked {
-        let n = c.tier;
-        let Ok(good) = &c.result else { continue };
-        let size = good.table.len();
-        bars.tier_start(n, size, "read", None);
-        bars.phase("read", size);
-        let scores = match oware_solver::read_table(&good.table) {
-            Ok(s) => s,
-            Err(e) => {
-                out(format!("tier {n:2}  FAILED  {e}"));
-                rows.push(json!({ "tier": n, "status": "failed", "reason": e.to_string() }));
-                return Ok(DeepResult {
-                    ok: false,
-                    positions,
-                    seconds: t0.elapsed().as_secs_f64(),
-                    rows,
-                });
-            }
-        };
-        bars.inc(size);
-        if n >= a {
-            let r = verify_tier(rules, n, &scores, &lower, bars);
-            positions += r.positions;
-            out(report_line(&r));
-            for m in &r.first {
-                out(mismatch_line(n, m));
-            }
-            rows.push(json!({
-                "tier": n, "status": if r.is_ok() { "ok" } else { "failed" },
-                "positions": r.positions, "nonzero": r.nonzero, "mismatches": r.mismatches,
-                "seconds": r.seconds,
-                "first": r.first.iter().map(mismatch_json).collect::<Vec<_>>(),
-            }));
-            if !r.is_ok() {
-                if n < b {
-                    out(format!(
-                        "tiers {}..={b} not verified: they depend on tier {n}",
-                        n + 1
-                    ));
-                }
-                return Ok(DeepResult {
-                    ok: false,
-                    positions,
-                    seconds: t0.elapsed().as_secs_f64(),
-                    rows,
-                });
-            }
-        } else {
-            rows.push(json!({ "tier": n, "status": "trusted", "checksum": good.checksum }));
-        }
-        bars.overall_inc(size);
-        if n < b {
-            lower.push(Arc::from(scores));
-        }
     }
     Ok(DeepResult {
-        ok: true,
-        positions,
-        seconds: t0.elapsed().as_secs_f64(),
-        rows,
+        ok: report.is_ok(),
+        positions: report.positions,
+        seconds: report.seconds,
+        rows: report.verdicts.iter().map(verdict_json).collect(),
     })
 }
 
@@ -250,14 +260,7 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             range.end()
         );
     }
-    let r = verify_deep(
-        dir,
-        manifest.as_ref(),
-        &rules,
-        range.clone(),
-        &bars,
-        !args.json,
-    )?;
+    let r = verify_deep(dir, &rules, range.clone(), &bars, !args.json)?;
     bars.finish();
     if args.json {
         let v = json!({

@@ -10,11 +10,14 @@ use anyhow::Context;
 use oware_db::{
     tier_file_name, tier_size, GameResult, IndexKind, Manifest, Position, Rules, Table, Tablebase,
 };
-use oware_solver::{available_memory, generate, tier_memory, GenerateOptions};
+use oware_solver::{
+    available_memory, generate, generate_peak_memory, human_bytes, tier_memory, verify_deep_memory,
+    GenerateOptions,
+};
 use serde_json::json;
 
-use super::deep::{deep_memory, verify_deep, verify_phase};
-use super::{human_bytes, resolve_rules, tier_ranges, Args};
+use super::deep::{verify_deep, verify_phase};
+use super::{resolve_rules, tier_ranges, Args};
 use crate::commands::progress::{solve_phase, Bars};
 
 /// Bits per position assumed for tables when no large table is present to measure: the
@@ -28,20 +31,6 @@ const MEASURE_MIN: u64 = 1_000_000;
 /// Positions of tier `n` (reachable index).
 fn size(n: u8) -> u64 {
     tier_size(n, IndexKind::Reachable)
-}
-
-/// Peak memory of generating tiers up to `max` with `oware generate`, reached at the first
-/// tier at or above `from` that dominates: the solver's state plus the lower tiers' scores,
-/// which `generate` reads from memory-mapped side copies (page cache, not process memory,
-/// but they are read at random, so they should fit in memory for speed).
-fn generate_memory(from: u8, max: u8) -> (u8, u64) {
-    (from..=max)
-        .map(|m| {
-            let lower: u64 = (0..m).map(size).sum();
-            (m, lower + tier_memory(size(m)))
-        })
-        .max_by_key(|&(_, b)| b)
-        .unwrap_or((max, 0))
 }
 
 /// The bits per position to estimate disk with, and where it comes from.
@@ -66,8 +55,8 @@ fn report_missing(args: &Args, rules: &Rules, n: u8, missing: &[u8], present: &[
     let (bits, source) = bits_per_position(&args.dir, present);
     let disk = (positions as f64 * bits / 8.0) as u64;
     let first = missing.first().copied().unwrap_or(0);
-    let (peak_tier, peak) = generate_memory(first, n);
-    let deep = deep_memory(n);
+    let (peak_tier, peak) = generate_peak_memory(first, n);
+    let deep = verify_deep_memory(n);
     let available = available_memory();
     let k = args.seeds_per_house;
     let command = format!(
@@ -183,7 +172,7 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if args.deep || args.generate {
         let total: u64 = (0..=n).map(size).sum();
         let bars = Bars::new(quiet, total, "verify", verify_phase);
-        let r = verify_deep(dir, manifest.as_ref(), &rules, 0..=n, &bars, !args.json)?;
+        let r = verify_deep(dir, &rules, 0..=n, &bars, !args.json)?;
         bars.finish();
         if !r.ok {
             println!(

@@ -99,7 +99,7 @@ fn main() -> Result<(), Box<dyn Error>> {
                     .iter()
                     .map(|(_, s)| s.updates_local + s.updates_remote)
                     .sum();
-                let state = out.iter().map(|(_, s)| s.state_bytes).max().unwrap_or(0);
+                let state = out.iter().map(|(_, s)| s.cell_bytes).max().unwrap_or(0);
                 println!(
                     "{n} {positions} {r}-ranks {secs:.2} {:.2} {} {:.2} {:.1} {:.1}/{:.1}/{:.1} {:.2}{}",
                     positions as f64 / secs / 1e6,

@@ -7,12 +7,9 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use oware_db::retro::ExitMoves;
 use oware_db::{Outcome, Position, Rules, TierIndex};
 
-use crate::cell::{Codes, FarExits};
+use crate::cell::{Codes, FarExits, NO_EXIT};
 use crate::lower::LowerTiers;
 use crate::prefetch::prefetch;
-
-/// Exit value of a position without exits.
-pub(crate) const NO_EXIT: i8 = i8::MIN;
 
 /// What the first pass finds of a position before its captures are looked up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,7 +79,7 @@ pub(crate) fn first_cells(
             inits[slot].exit = inits[slot].exit.max(v);
         }
         for (slot, (cell, &init)) in sub.iter().zip(&inits).enumerate() {
-            let (c, low_exit) = codes.initial(init);
+            let (c, low_exit) = codes.initial(init.exit, init.open);
             if let Some(e) = low_exit {
                 far.push(((s * SUB + slot) as u16, e));
             }

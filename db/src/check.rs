@@ -1,0 +1,219 @@
+//! The plain checks of a table directory, file by file: each table's header, its whole-file
+//! checksum (recomputed), its size and entry count against its trailer and the manifest
+//! ([`check_table_file`], [`check_tier`]), and the tiers the directory should hold
+//! ([`expected_tiers`]: a gap in the sequence is a missing tier).
+//!
+//! These checks need only the reader: they prove that the files are those the generation
+//! wrote, not that their scores are right (that is the deep verification of `oware-solver`).
+
+use std::collections::BTreeSet;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+use crate::format::{tier_file_name, tier_of_file_name};
+use crate::index::{tier_size, IndexKind};
+use crate::manifest::{Manifest, TierEntry};
+use crate::rules::Rules;
+use crate::table::Table;
+
+/// A table that passed every plain check.
+#[derive(Debug)]
+pub struct CheckedTable {
+    /// The open table.
+    pub table: Table,
+    /// The whole-file checksum, recomputed (equal to the trailer's and the manifest's).
+    pub checksum: String,
+}
+
+/// Why a table fails its plain checks. The messages are those `oware verify` prints.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum CheckError {
+    /// The file is not there.
+    #[error("missing tier {tier}: {} ({})", path.display(), if *recorded { "recorded in the manifest" } else { "a gap in the tier sequence" })]
+    Missing {
+        /// The tier.
+        tier: u8,
+        /// The file looked for.
+        path: PathBuf,
+        /// Whether the manifest records the tier (otherwise it is a gap in the sequence).
+        recorded: bool,
+    },
+    /// The file cannot be opened as a table, or its checksum does not match its trailer.
+    #[error(transparent)]
+    Table(#[from] crate::Error),
+    /// The file holds another tier.
+    #[error("the file holds tier {found}")]
+    WrongTier {
+        /// The tier the file holds.
+        found: u8,
+    },
+    /// The table was built under other rules.
+    #[error("built under `{found}`, not `{expected}`")]
+    WrongRules {
+        /// The rules of the table.
+        found: String,
+        /// The rules asked for.
+        expected: String,
+    },
+    /// The table uses another index than the reachable one.
+    #[error("index `{found}`, expected `reachable`")]
+    WrongIndex {
+        /// The name of the table's index kind.
+        found: &'static str,
+    },
+    /// The table holds another number of entries than the tier has positions.
+    #[error("{entries} entries, the tier has {positions}")]
+    WrongLength {
+        /// Entries in the table.
+        entries: u64,
+        /// Positions of the tier.
+        positions: u64,
+    },
+    /// The file is sound but the manifest does not record it.
+    #[error("not recorded in the manifest")]
+    NotInManifest,
+    /// The recomputed checksum differs from the manifest's.
+    #[error("checksum {computed} (file, recomputed), the manifest says {recorded}")]
+    ManifestChecksum {
+        /// The checksum of the file, recomputed.
+        computed: String,
+        /// The checksum the manifest records.
+        recorded: String,
+    },
+    /// The entry count or file size differs from the manifest's.
+    #[error("{entries} entries in {file_size} bytes, the manifest says {recorded_entries} in {recorded_file_size}")]
+    ManifestSize {
+        /// Entries in the table.
+        entries: u64,
+        /// The file's size.
+        file_size: u64,
+        /// Entries the manifest records.
+        recorded_entries: u64,
+        /// File size the manifest records.
+        recorded_file_size: u64,
+    },
+}
+
+/// The plain checks of one tier: which tier, its file, and the outcome.
+#[derive(Debug)]
+pub struct TierCheck {
+    /// The tier.
+    pub tier: u8,
+    /// Its file.
+    pub path: PathBuf,
+    /// The table, or why it failed.
+    pub result: Result<CheckedTable, CheckError>,
+}
+
+/// The tiers a directory should hold: those of the manifest, those with a `tier-NN.owt`
+/// file, and every tier below the highest of them (a gap is a missing tier).
+///
+/// # Errors
+/// The directory cannot be read.
+pub fn expected_tiers(dir: &Path, manifest: Option<&Manifest>) -> io::Result<Vec<u8>> {
+    let mut tiers: BTreeSet<u8> = manifest
+        .map(|m| m.tiers.keys().copied().collect())
+        .unwrap_or_default();
+    for e in std::fs::read_dir(dir)? {
+        let name = e?.file_name();
+        let name = name.to_string_lossy();
+        if let Some(n) = tier_of_file_name(&name) {
+            tiers.insert(n);
+        }
+    }
+    Ok(match tiers.last() {
+        Some(&max) => (0..=max).collect(),
+        None => Vec::new(),
+    })
+}
+
+/// The file of tier `n` in `dir`: the manifest's name for it, or `tier-NN.owt`.
+pub fn tier_path(dir: &Path, manifest: Option<&Manifest>, n: u8) -> PathBuf {
+    let file = manifest
+        .and_then(|m| m.tiers.get(&n))
+        .map_or_else(|| tier_file_name(n), |e| e.file.clone());
+    dir.join(file)
+}
+
+/// Every plain check of the table file `path`, expected to hold tier `n` under `rules` with
+/// the reachable index, as the manifest's `entry` records it (`None`: not recorded). The
+/// checks run in this order and the first that fails is returned: the file exists and opens
+/// (header, trailer), holds tier `n`, was built under `rules`, with the reachable index and
+/// as many entries as the tier has positions; its checksum, recomputed over the whole file,
+/// matches its trailer; the manifest records it, with that checksum, entry count and size.
+///
+/// # Errors
+/// [`CheckError`]: the first check that fails.
+pub fn check_table_file(
+    path: &Path,
+    n: u8,
+    rules: &Rules,
+    entry: Option<&TierEntry>,
+) -> Result<CheckedTable, CheckError> {
+    if !path.exists() {
+        return Err(CheckError::Missing {
+            tier: n,
+            path: path.to_path_buf(),
+            recorded: entry.is_some(),
+        });
+    }
+    let table = Table::open(path)?;
+    if table.tier() != n {
+        return Err(CheckError::WrongTier {
+            found: table.tier(),
+        });
+    }
+    if table.rules() != *rules {
+        return Err(CheckError::WrongRules {
+            found: table.rules().to_string(),
+            expected: rules.to_string(),
+        });
+    }
+    if table.kind() != IndexKind::Reachable {
+        return Err(CheckError::WrongIndex {
+            found: table.kind().name(),
+        });
+    }
+    let positions = tier_size(n, IndexKind::Reachable);
+    if table.len() != positions {
+        return Err(CheckError::WrongLength {
+            entries: table.len(),
+            positions,
+        });
+    }
+    let checksum = table.verify_checksum()?;
+    let Some(entry) = entry else {
+        return Err(CheckError::NotInManifest);
+    };
+    if entry.checksum != checksum {
+        return Err(CheckError::ManifestChecksum {
+            computed: checksum,
+            recorded: entry.checksum.clone(),
+        });
+    }
+    if entry.entries != table.len() || entry.file_size != table.file_size() {
+        return Err(CheckError::ManifestSize {
+            entries: table.len(),
+            file_size: table.file_size(),
+            recorded_entries: entry.entries,
+            recorded_file_size: entry.file_size,
+        });
+    }
+    Ok(CheckedTable { table, checksum })
+}
+
+/// Every plain check of tier `n` of `dir` ([`check_table_file`] on [`tier_path`], with the
+/// manifest's entry for the tier).
+pub fn check_tier(dir: &Path, manifest: Option<&Manifest>, rules: &Rules, n: u8) -> TierCheck {
+    let path = tier_path(dir, manifest, n);
+    let entry = manifest.and_then(|m| m.tiers.get(&n));
+    let result = check_table_file(&path, n, rules, entry);
+    TierCheck {
+        tier: n,
+        path,
+        result,
+    }
+}
