@@ -47,7 +47,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", commands::common::error_message(&e));
             ExitCode::FAILURE
         }
     }

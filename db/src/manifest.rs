@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 use crate::format;
+use crate::index::{tier_size, IndexKind};
+use crate::position::MAX_SEEDS;
 use crate::rules::Rules;
 
 /// The manifest file name inside a table directory.
@@ -72,8 +74,13 @@ impl Manifest {
 
     /// Reads `dir/manifest.json`; `Ok(None)` if there is none.
     ///
+    /// The manifest is checked as it is read: its rules parse, its index kind is known, and
+    /// every tier entry names a tier of `0..=48` with as many entries as the tier has
+    /// positions, a plain file name and a hex checksum.
+    ///
     /// # Errors
-    /// [`Error::Io`] if it cannot be read, [`Error::Manifest`] if it is not a valid manifest.
+    /// [`Error::Io`] if it cannot be read, [`Error::Manifest`] if it is not a valid manifest
+    /// (the message names the file and the entry at fault).
     pub fn load(dir: &Path) -> Result<Option<Manifest>, Error> {
         let path = dir.join(MANIFEST_FILE);
         let text = match fs::read_to_string(&path) {
@@ -86,10 +93,50 @@ impl Manifest {
             detail: e.to_string(),
         })?;
         m.rules().map_err(|e| match e {
-            Error::Manifest { detail, .. } => Error::Manifest { path, detail },
+            Error::Manifest { detail, .. } => Error::Manifest {
+                path: path.clone(),
+                detail,
+            },
             other => other,
         })?;
+        m.check()
+            .map_err(|detail| Error::Manifest { path, detail })?;
         Ok(Some(m))
+    }
+
+    /// Checks what the manifest says against what it can be: a known index kind, and per
+    /// tier a tier of `0..=48`, as many entries as the tier has positions, a plain file name
+    /// and a blake3 checksum in hex. Returns what is wrong first, naming the entry.
+    fn check(&self) -> Result<(), String> {
+        let Some(kind) = IndexKind::from_name(&self.index) else {
+            return Err(format!(
+                "index `{}`: not `reachable` or `dense`",
+                self.index
+            ));
+        };
+        for (&n, e) in &self.tiers {
+            if n > MAX_SEEDS {
+                return Err(format!("tier {n}: over {MAX_SEEDS}, the highest tier"));
+            }
+            let positions = tier_size(n, kind);
+            if e.entries != positions {
+                return Err(format!(
+                    "tier {n}: {} entries, the tier has {positions} positions",
+                    e.entries
+                ));
+            }
+            if e.file.is_empty() || e.file == "." || e.file == ".." || e.file.contains(['/', '\\'])
+            {
+                return Err(format!("tier {n}: file `{}` is not a file name", e.file));
+            }
+            if e.checksum.len() != 64 || !e.checksum.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(format!(
+                    "tier {n}: checksum `{}` is not 64 hex digits",
+                    e.checksum
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Writes `dir/manifest.json` atomically: `manifest.json.tmp`, fsync, rename, fsync of
@@ -141,4 +188,72 @@ pub(crate) fn sync_dir(dir: &Path) -> Result<(), Error> {
     #[cfg(not(unix))]
     let _ = dir;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(n: u8) -> TierEntry {
+        TierEntry {
+            file: format::tier_file_name(n),
+            entries: tier_size(n, IndexKind::Reachable),
+            file_size: 136,
+            checksum: "0".repeat(64),
+            stats: None,
+        }
+    }
+
+    /// Saves `m` into a new directory and loads it back.
+    fn reload(m: &Manifest) -> Result<Option<Manifest>, Error> {
+        let dir = tempfile::tempdir().unwrap();
+        m.save(dir.path()).unwrap();
+        Manifest::load(dir.path())
+    }
+
+    fn bad(m: &Manifest) -> String {
+        match reload(m) {
+            Err(e @ Error::Manifest { .. }) => e.to_string(),
+            other => panic!("expected a bad manifest, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn entries_are_checked_when_read() {
+        let mut m = Manifest::new(&Rules::ABAPA);
+        m.tiers.insert(3, entry(3));
+        assert_eq!(reload(&m).unwrap(), Some(m.clone()));
+
+        let mut over = m.clone();
+        over.tiers.insert(99, entry(14));
+        let e = bad(&over);
+        assert!(
+            e.contains("manifest.json") && e.contains("tier 99: over 48"),
+            "{e}"
+        );
+
+        let mut size = m.clone();
+        size.tiers.get_mut(&3).unwrap().entries += 1;
+        assert!(bad(&size).contains("tier 3: "), "{}", bad(&size));
+
+        let mut file = m.clone();
+        file.tiers.get_mut(&3).unwrap().file = "../tier-03.owt".into();
+        assert!(bad(&file).contains("not a file name"));
+
+        let mut sum = m.clone();
+        sum.tiers.get_mut(&3).unwrap().checksum = "xyz".into();
+        assert!(bad(&sum).contains("not 64 hex digits"));
+
+        let mut index = m.clone();
+        index.index = "sparse".into();
+        assert!(bad(&index).contains("index `sparse`"));
+
+        let mut rules = m;
+        rules.rules = "oware".into();
+        let e = bad(&rules);
+        assert!(
+            e.contains("manifest.json") && e.contains("rules `oware`"),
+            "{e}"
+        );
+    }
 }

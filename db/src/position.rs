@@ -194,8 +194,10 @@ impl FromStr for Position {
         }
         let mut houses = [0u8; HOUSES];
         for (i, f) in fields.iter().enumerate() {
+            // Only digits: `u8`'s parser also takes a leading `+`.
+            let digits = f.bytes().all(|b| b.is_ascii_digit());
             houses[i] = match f.parse::<u8>() {
-                Ok(v) if v <= MAX_SEEDS => v,
+                Ok(v) if digits && v <= MAX_SEEDS => v,
                 _ => {
                     return Err(ParseError::Position {
                         field: i + 1,
@@ -223,6 +225,7 @@ mod tests {
         let q: Position = "1,1,1,1,1,2, 4,2,3,0,0,0".parse().unwrap();
         assert_eq!(q.to_string(), "1 1 1 1 1 2 4 2 3 0 0 0");
         assert_eq!(q.seeds(), 16);
+        assert!("+1 1 1 1 1 2 4 2 3 0 0 0".parse::<Position>().is_err());
         assert_eq!(q.to_string().parse::<Position>().unwrap(), q);
         assert_eq!(q.flipped().flipped(), q);
         assert!(q.is_reachable());

@@ -79,7 +79,16 @@ impl Table {
     /// ctx-huffman model whose code lengths are not valid prefix codes).
     pub fn open(path: &Path) -> Result<Table, Error> {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let size = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+        if !meta.is_file() {
+            let (kind, what) = if meta.is_dir() {
+                (std::io::ErrorKind::IsADirectory, "is a directory")
+            } else {
+                (std::io::ErrorKind::InvalidInput, "not a regular file")
+            };
+            return Err(Error::io(path, std::io::Error::new(kind, what)));
+        }
+        let size = meta.len();
         if size < format::MAGIC.len() as u64 {
             return Err(Error::Truncated {
                 path: path.to_path_buf(),

@@ -19,7 +19,7 @@ use crate::distributed::{
 use crate::lower::LowerTiers;
 use crate::memory::{available_memory, generate_tier_memory};
 use crate::progress::Progress;
-use crate::tier::{solve_tier, SolveStats, TierScores};
+use crate::tier::{solve_tier, AllocError, SolveStats, TierScores};
 use crate::write::{write_table_parallel, DEFAULT_BATCH_BLOCKS};
 
 /// What can stop a generation.
@@ -50,6 +50,9 @@ pub enum GenerateError {
         /// Bytes available.
         available: u64,
     },
+    /// An array of the solver could not be allocated.
+    #[error(transparent)]
+    Alloc(#[from] AllocError),
     /// Creating the directory failed.
     #[error("cannot create {path}: {source}")]
     CreateDir {
@@ -256,8 +259,8 @@ fn check_rules(
 /// Runs on the current rayon thread pool, in this process alone.
 ///
 /// # Errors
-/// [`GenerateError`] when the directory holds other rules, a tier does not fit in memory, or
-/// a file cannot be read or written. Tiers finished before the error stay recorded.
+/// [`GenerateError`] when the directory holds other rules, a tier does not fit in memory
+/// (by the estimate, or because an allocation fails), or a file cannot be read or written. Tiers finished before the error stay recorded.
 pub fn generate(
     opts: &GenerateOptions,
     observer: &dyn GenerateObserver,
@@ -367,7 +370,7 @@ pub fn generate_with(
                 &lower,
                 observer,
                 &PartitionConfig::default(),
-            );
+            )?;
             let stats = DistributedStats {
                 ranks,
                 positions,
@@ -379,7 +382,7 @@ pub fn generate_with(
             let scores = Solved::Gathered(all_gather_scores(comm, &local));
             (scores, SolvedStats::Distributed(stats))
         } else {
-            let (scores, stats) = solve_tier(&opts.rules, tier, &lower, observer);
+            let (scores, stats) = solve_tier(&opts.rules, tier, &lower, observer)?;
             (Solved::Here(scores), SolvedStats::Single(stats))
         };
         if root {

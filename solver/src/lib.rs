@@ -36,6 +36,6 @@ pub use memory::{
 };
 pub use progress::{NoProgress, Phase, Progress};
 pub use read::read_table;
-pub use tier::{solve_tier, solve_tier_tuned, SolveStats, TierScores, Tuning};
+pub use tier::{solve_tier, solve_tier_tuned, AllocError, SolveStats, TierScores, Tuning};
 pub use verify::{verify_tier, Mismatch, MismatchKind, VerifyReport};
 pub use write::{write_table_parallel, DEFAULT_BATCH_BLOCKS};

@@ -54,6 +54,7 @@ use std::time::Instant;
 use oware_db::retro::Unranker;
 use oware_db::{IndexKind, Position, Rules, TierIndex};
 use rayon::prelude::*;
+use thiserror::Error;
 
 use crate::buffer::AtomicBuf;
 use crate::lower::LowerTiers;
@@ -266,18 +267,119 @@ impl Ctx<'_> {
     }
 }
 
+/// An array of the solver that could not be allocated: which, for which tier, and its size.
+#[derive(Debug, Error)]
+#[error(
+    "tier {tier}: cannot allocate the {what} of {positions} positions ({bytes} bytes): {cause}"
+)]
+pub struct AllocError {
+    /// The tier being solved.
+    pub tier: u8,
+    /// What the array holds (`cells`, `frontier`, ...).
+    pub what: &'static str,
+    /// Positions the array covers.
+    pub positions: u64,
+    /// Bytes asked for.
+    pub bytes: u64,
+    /// Why the allocation failed.
+    pub cause: std::io::Error,
+}
+
+impl AllocError {
+    /// The failure to allocate `len` elements of `T` for `what` of tier `tier`
+    /// (`positions` positions).
+    pub(crate) fn new<T>(
+        tier: u8,
+        what: &'static str,
+        positions: u64,
+        len: usize,
+        cause: std::io::Error,
+    ) -> Self {
+        AllocError {
+            tier,
+            what,
+            positions,
+            bytes: (len as u64).saturating_mul(std::mem::size_of::<T>() as u64),
+            cause,
+        }
+    }
+}
+
+/// A vector of `len` elements made by `f`, or an error if its memory cannot be reserved.
+pub(crate) fn try_vec<T>(
+    len: usize,
+    f: impl FnMut(usize) -> T,
+) -> Result<Vec<T>, std::collections::TryReserveError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)?;
+    v.extend((0..len).map(f));
+    Ok(v)
+}
+
+/// The arrays of a tier of `size` positions: cells, frontier bits, dirty flags, level masks.
+struct Arrays {
+    cells: AtomicBuf<AtomicU8>,
+    high: AtomicBuf<AtomicU64>,
+    low: AtomicBuf<AtomicU64>,
+    dirty: Vec<AtomicBool>,
+    levels: Vec<AtomicU64>,
+}
+
+impl Arrays {
+    /// Allocates every array of tier `n` with `size` positions.
+    ///
+    /// # Errors
+    /// [`AllocError`] naming the first array that cannot be allocated.
+    fn new(n: u8, size: usize) -> Result<Self, AllocError> {
+        let positions = size as u64;
+        let words = size.div_ceil(64);
+        let err = |what, len, e| AllocError::new::<AtomicU64>(n, what, positions, len, e);
+        let cells = AtomicBuf::<AtomicU8>::zeroed(size)
+            .map_err(|e| AllocError::new::<AtomicU8>(n, "cells", positions, size, e))?;
+        let high = AtomicBuf::<AtomicU64>::zeroed(words).map_err(|e| err("frontier", words, e))?;
+        let low = AtomicBuf::<AtomicU64>::zeroed(words).map_err(|e| err("frontier", words, e))?;
+        let flags = size.div_ceil(DIRTY);
+        let dirty = try_vec(flags, |_| AtomicBool::new(false)).map_err(|e| {
+            AllocError::new::<AtomicBool>(n, "dirty flags", positions, flags, e.into_io())
+        })?;
+        let masks = size.div_ceil(LEVEL_GRANULE);
+        let levels = try_vec(masks, |_| AtomicU64::new(0))
+            .map_err(|e| err("level masks", masks, e.into_io()))?;
+        Ok(Arrays {
+            cells,
+            high,
+            low,
+            dirty,
+            levels,
+        })
+    }
+}
+
+/// A failed reservation as an I/O error (out of memory).
+pub(crate) trait IntoIo {
+    fn into_io(self) -> std::io::Error;
+}
+
+impl IntoIo for std::collections::TryReserveError {
+    fn into_io(self) -> std::io::Error {
+        std::io::Error::new(std::io::ErrorKind::OutOfMemory, self.to_string())
+    }
+}
+
 /// Solves tier `n` under `rules`, reading captures from `lower` (which must hold every
 /// tier below `n`). Runs on the current rayon thread pool.
 ///
+/// # Errors
+/// [`AllocError`] if the tier's cells, frontier or flags cannot be allocated.
+///
 /// # Panics
-/// If `lower` lacks a tier below `n` that a capture reaches, if `n > 48`, or if the
-/// tier's cells or frontier cannot be allocated.
+/// If `lower` lacks a tier below `n` that a capture reaches, or if `n > 48`.
 pub fn solve_tier(
     rules: &Rules,
     n: u8,
     lower: &LowerTiers,
     progress: &dyn Progress,
-) -> (TierScores, SolveStats) {
+) -> Result<(TierScores, SolveStats), AllocError> {
     solve_tier_tuned(rules, n, lower, progress, Tuning::default())
 }
 
@@ -310,6 +412,9 @@ impl Default for Tuning {
 
 /// [`solve_tier`] with the given [`Tuning`].
 ///
+/// # Errors
+/// As [`solve_tier`].
+///
 /// # Panics
 /// As [`solve_tier`].
 pub fn solve_tier_tuned(
@@ -318,7 +423,7 @@ pub fn solve_tier_tuned(
     lower: &LowerTiers,
     progress: &dyn Progress,
     tuning: Tuning,
-) -> (TierScores, SolveStats) {
+) -> Result<(TierScores, SolveStats), AllocError> {
     // A sweep must propagate at least one position, or it could end a level with work left.
     let tuning = Tuning {
         stack: tuning.stack.max(1),
@@ -327,21 +432,14 @@ pub fn solve_tier_tuned(
     };
     let index = TierIndex::new(n, IndexKind::Reachable);
     let size = index.size() as usize;
-    let alloc = |what: &str, e: std::io::Error| -> ! {
-        panic!("tier {n}: cannot allocate the {what} of {size} positions: {e}")
-    };
-    let cells = AtomicBuf::<AtomicU8>::zeroed(size).unwrap_or_else(|e| alloc("cells", e));
+    let Arrays {
+        cells,
+        high,
+        low,
+        dirty,
+        levels,
+    } = Arrays::new(n, size)?;
     let codes = Codes::new(n, tuning.exact_exits);
-    let high =
-        AtomicBuf::<AtomicU64>::zeroed(size.div_ceil(64)).unwrap_or_else(|e| alloc("frontier", e));
-    let low =
-        AtomicBuf::<AtomicU64>::zeroed(size.div_ceil(64)).unwrap_or_else(|e| alloc("frontier", e));
-    let dirty: Vec<AtomicBool> = (0..size.div_ceil(DIRTY))
-        .map(|_| AtomicBool::new(false))
-        .collect();
-    let levels: Vec<AtomicU64> = (0..size.div_ceil(LEVEL_GRANULE))
-        .map(|_| AtomicU64::new(0))
-        .collect();
     let mut ctx = Ctx {
         rules,
         n,
@@ -407,7 +505,7 @@ pub fn solve_tier_tuned(
     stats.endless = scores.endless;
     stats.finite = size as u64 - scores.endless;
     let scores = scores.scores;
-    (scores, stats)
+    Ok((scores, stats))
 }
 
 /// Level start: decides high the undecided positions whose exit is `k`, and propagates them
@@ -603,6 +701,30 @@ fn finish(cells: AtomicBuf<AtomicU8>, codes: &Codes) -> Finished {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An allocation that cannot succeed (4 EiB of cells, more than any address space) is
+    /// an error naming the array and its size, not a panic.
+    #[test]
+    fn a_failed_allocation_is_an_error_with_its_figures() {
+        let size = 1usize << 62;
+        let Err(e) = Arrays::new(30, size) else {
+            panic!("4 EiB allocated");
+        };
+        assert_eq!(
+            (e.tier, e.what, e.positions, e.bytes),
+            (30, "cells", 1 << 62, 1 << 62)
+        );
+        let m = e.to_string();
+        assert!(
+            m.starts_with(&format!(
+                "tier 30: cannot allocate the cells of {size} positions ({size} bytes): "
+            )),
+            "{m}"
+        );
+        assert!(!m.contains('\n'), "{m}");
+        // A small tier still allocates.
+        assert!(Arrays::new(5, 4368).is_ok());
+    }
 
     /// `oct_hits` marks exactly the cells that `start_cell` takes, whatever the cells and
     /// wherever the cell sits in a group of one to eight cells.

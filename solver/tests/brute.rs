@@ -82,8 +82,9 @@ fn overflowing_work_stacks_give_the_same_scores() {
         for (tuning, max) in cases {
             let mut lower = LowerTiers::new();
             for n in 0..=max {
-                let (scores, stats) =
-                    pool.install(|| solve_tier_tuned(&rules, n, &lower, &NoProgress, tuning));
+                let (scores, stats) = pool
+                    .install(|| solve_tier_tuned(&rules, n, &lower, &NoProgress, tuning))
+                    .expect("tier allocates");
                 assert!(
                     scores.as_slice() == brute[n as usize].as_slice(),
                     "{rules} tier {n}, {tuning:?}"

@@ -22,7 +22,8 @@ fn partitioned(comm: &dyn Comm, rules: &Rules, max: u8, config: &PartitionConfig
     let mut lower = LowerTiers::new();
     let mut out = Vec::new();
     for n in 0..=max {
-        let (local, stats) = solve_tier_local(comm, rules, n, &lower, &NoProgress, config);
+        let (local, stats) =
+            solve_tier_local(comm, rules, n, &lower, &NoProgress, config).expect("tier allocates");
         assert_eq!(stats.positions, local.scores.len() as u64);
         assert_eq!(stats.finite + stats.endless, stats.positions);
         if let Some(all) = gather_scores(comm, &local) {
@@ -86,6 +87,7 @@ fn local_comm_matches_single_process() {
     let mut lower = LowerTiers::new();
     for (n, want) in reference.iter().enumerate() {
         let got = solve_tier_partitioned(&LocalComm, &rules, n as u8, &lower, &NoProgress)
+            .expect("tier allocates")
             .expect("rank 0 gets the tier");
         assert!(&got == want, "tier {n} differs");
         lower.push(Arc::from(got));

@@ -15,7 +15,7 @@ fn solve_all(rules: &Rules, max: u8) -> (Vec<Vec<i8>>, LowerTiers) {
     let mut lower = LowerTiers::new();
     let mut out = Vec::new();
     for n in 0..=max {
-        let (scores, _) = solve_tier(rules, n, &lower, &NoProgress);
+        let (scores, _) = solve_tier(rules, n, &lower, &NoProgress).expect("tier allocates");
         let v = scores.to_vec();
         if n < max {
             lower.push(Arc::from(v.clone()));
@@ -34,7 +34,8 @@ fn solver_scores_verify_up_to_tier_10() {
     for rules in common::test_rules() {
         let mut lower = LowerTiers::new();
         for n in 0..=10u8 {
-            let (scores, stats) = solve_tier(&rules, n, &lower, &NoProgress);
+            let (scores, stats) =
+                solve_tier(&rules, n, &lower, &NoProgress).expect("tier allocates");
             let report = verify_tier(&rules, n, scores.as_slice(), &lower, &NoProgress);
             assert!(report.is_ok(), "{rules} tier {n}: {:?}", report.first);
             assert_eq!(report.positions, stats.positions);

@@ -1,13 +1,17 @@
 //! `oware generate`: solve tiers 0..=N into a directory of tables.
 
-use std::path::PathBuf;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use anyhow::Context;
-use oware_db::{Compression, IndexKind, Rules, TierIndex};
+use anyhow::{bail, Context};
+use oware_db::{
+    tier_file_name, Compression, IndexKind, Manifest, Rules, Table, TierIndex, MAX_SEEDS,
+};
 use oware_solver::{generate, GenerateOptions, TierReport};
 
+use super::common::{parse_threads, tables_rules};
 use super::progress::{solve_phase, Bars};
 
 /// Arguments of `oware generate`.
@@ -16,19 +20,21 @@ pub struct Args {
     /// Directory of the tables (created if missing).
     #[arg(long, default_value = "tables")]
     pub dir: PathBuf,
-    /// Rules: `abapa`, `awari`, or a preset with options, e.g. `abapa+grand-slam=illegal`.
-    #[arg(long, default_value = "abapa")]
-    pub rules: Rules,
+    /// Rules: `abapa`, `awari`, or a preset with options, e.g. `abapa+grand-slam=illegal`
+    /// (default: those of the tables already in --dir, `abapa` for a new directory).
+    #[arg(long)]
+    pub rules: Option<Rules>,
     /// Highest tier (seeds on the board) to solve.
     #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u8).range(0..=48))]
     pub max_seeds: u8,
-    /// Worker threads (default: one per core).
-    #[arg(long)]
+    /// Worker threads, 1..=1024 (default: one per core).
+    #[arg(long, value_parser = parse_threads)]
     pub threads: Option<usize>,
     /// Block compression of the tables written: `huffman` (order-1 canonical Huffman, fast
-    /// probes) or `zstd`.
-    #[arg(long, default_value = "huffman")]
-    pub compression: Compression,
+    /// probes) or `zstd` (default: that of the tables already in --dir, `huffman` for a new
+    /// directory).
+    #[arg(long)]
+    pub compression: Option<Compression>,
     /// Print nothing but errors.
     #[arg(long, short)]
     pub quiet: bool,
@@ -39,12 +45,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let total: u64 = (0..=args.max_seeds)
         .map(|n| TierIndex::new(n, IndexKind::Reachable).size())
         .sum();
+    let manifest = Manifest::load(&args.dir)?;
+    // A --rules that differs from the tables' is refused by `generate`, naming both.
+    let rules = match args.rules {
+        Some(r) => r,
+        None => tables_rules(&args.dir, manifest.as_ref())?.unwrap_or(Rules::ABAPA),
+    };
+    let compression = resolve_compression(&args.dir, manifest.as_ref(), args.compression)?;
     let opts = GenerateOptions {
         dir: args.dir.clone(),
-        rules: args.rules,
+        rules,
         max_seeds: args.max_seeds,
         memory_limit: None,
-        compression: args.compression,
+        compression,
     };
     let start = Instant::now();
     #[cfg(feature = "mpi")]
@@ -60,8 +73,43 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let reports = pool
         .install(|| generate(&opts, &observer))
         .with_context(|| format!("generating into {}", args.dir.display()))?;
-    finish(&args, &observer, &reports, start);
+    finish(&args, &opts, &observer, &reports, start);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The compression of the tables to write: `asked`, or that of the tables already in `dir`
+/// (`huffman` for a directory without tables). A directory is never mixed: an `asked` that
+/// differs from its tables' is refused, naming both.
+///
+/// # Errors
+/// `asked` differs from the compression of a table in `dir`.
+fn resolve_compression(
+    dir: &Path,
+    manifest: Option<&Manifest>,
+    asked: Option<Compression>,
+) -> anyhow::Result<Compression> {
+    let files: BTreeSet<String> = manifest
+        .iter()
+        .flat_map(|m| m.tiers.values().map(|e| e.file.clone()))
+        .chain((0..=MAX_SEEDS).map(tier_file_name))
+        .collect();
+    let found = files.iter().find_map(|f| {
+        let path = dir.join(f);
+        if !path.is_file() {
+            return None;
+        }
+        Table::open(&path).ok().map(|t| (path, t.compression()))
+    });
+    match (found, asked) {
+        (Some((path, f)), Some(a)) if f != a => bail!(
+            "--compression {a}: {} holds {f} tables ({}); generate into another directory, \
+             or rewrite them with `oware recompress --compression {a}`",
+            dir.display(),
+            path.display()
+        ),
+        (Some((_, f)), None) => Ok(f),
+        (_, a) => Ok(a.unwrap_or_default()),
+    }
 }
 
 /// Whether this process was started by `mpirun` (Open MPI, MPICH or a PMIx launcher).
@@ -111,7 +159,7 @@ fn run_mpi(
         }
     };
     if comm.rank() == 0 {
-        finish(args, &observer, &reports, start);
+        finish(args, opts, &observer, &reports, start);
         if !args.quiet {
             eprintln!("({} MPI ranks)", comm.size());
         }
@@ -120,7 +168,13 @@ fn run_mpi(
 }
 
 /// Clears the bars and prints the summary line.
-fn finish(args: &Args, observer: &Bars, reports: &[TierReport], start: Instant) {
+fn finish(
+    args: &Args,
+    opts: &GenerateOptions,
+    observer: &Bars,
+    reports: &[TierReport],
+    start: Instant,
+) {
     observer.finish();
     if !args.quiet {
         let solved = reports
@@ -131,7 +185,7 @@ fn finish(args: &Args, observer: &Bars, reports: &[TierReport], start: Instant) 
             "{} tiers 0..={} under {} in {} ({} solved, {} kept) in {:.2} s",
             reports.len(),
             args.max_seeds,
-            args.rules,
+            opts.rules,
             args.dir.display(),
             solved,
             reports.len() - solved,

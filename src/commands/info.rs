@@ -73,6 +73,23 @@ fn tier_info(args: &Args, manifest: Option<&Manifest>, n: u8) -> TierInfo {
         None if manifest.is_some() => format!("{state}; not in the manifest"),
         _ => state,
     };
+    let state = match manifest {
+        Some(m) if m.rules().ok() != Some(t.rules()) => {
+            ok = false;
+            format!(
+                "{state}; built under `{}`, the manifest says `{}`",
+                t.rules(),
+                m.rules
+            )
+        }
+        _ => state,
+    };
+    let state = if t.tier() == n {
+        state
+    } else {
+        ok = false;
+        format!("{state}; the file holds tier {}", t.tier())
+    };
     row["rules"] = json!(t.rules().to_string());
     row["index"] = json!(t.kind().name());
     row["entries"] = json!(t.len());

@@ -1,5 +1,6 @@
 //! One module per subcommand; each has its clap `Args` and a `run` function.
 
+pub mod common;
 pub mod generate;
 pub mod info;
 pub mod probe;

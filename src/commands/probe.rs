@@ -4,10 +4,12 @@ use std::io::{self, BufRead, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
-use oware_db::{GameResult, MoveScore, Position, Rules, Tablebase};
+use anyhow::{bail, Context};
+use oware_db::{GameResult, Manifest, MoveScore, Position, Rules, Tablebase};
 use rayon::prelude::*;
 use serde_json::{json, Value};
+
+use super::common::{check_captured, parse_captured, resolve_rules, Captured};
 
 /// Arguments of `oware probe`.
 #[derive(clap::Args)]
@@ -16,10 +18,11 @@ pub struct Args {
     #[arg(long, default_value = "tables")]
     pub dir: PathBuf,
     /// Rules the tables must have been built with (e.g. `abapa`, `awari`,
-    /// `abapa+grand-slam=illegal`).
-    #[arg(long, default_value = "abapa")]
-    pub rules: Rules,
-    /// Print JSON (the shape of the Lichess tablebase API; see docs/CLI.md).
+    /// `abapa+grand-slam=illegal`; default: those of the tables).
+    #[arg(long)]
+    pub rules: Option<Rules>,
+    /// Print JSON (the shape of the Lichess tablebase API; see docs/CLI.md); with `-`, one
+    /// object per line.
     #[arg(long)]
     pub json: bool,
     /// Also print the best line.
@@ -30,11 +33,12 @@ pub struct Args {
     pub max_plies: usize,
     /// Seeds already captured by the mover and by the opponent, `A,B`: also print the
     /// outcome of the game (win/draw/loss and the final totals).
-    #[arg(long, value_name = "A,B")]
-    pub captured: Option<String>,
+    #[arg(long, value_name = "A,B", value_parser = parse_captured)]
+    pub captured: Option<Captured>,
     /// The position: 12 house counts, mover's houses first (one argument or twelve), or `-`
     /// to read one position per line from stdin and print `position<TAB>score` lines.
-    #[arg(required = true, num_args = 1.., allow_hyphen_values = true)]
+    /// Flags may come before or after it.
+    #[arg(required = true, num_args = 1..)]
     pub position: Vec<String>,
 }
 
@@ -48,22 +52,25 @@ fn category(score: i32) -> &'static str {
 /// # Errors
 /// The tables cannot be opened or probed, or the position does not parse.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let tb = Tablebase::open(&args.dir, &args.rules)
-        .with_context(|| format!("opening the tables in {}", args.dir.display()))?;
+    let opening = || format!("opening the tables in {}", args.dir.display());
+    let manifest = Manifest::load(&args.dir).with_context(opening)?;
+    let rules = resolve_rules(&args.dir, manifest.as_ref(), args.rules).with_context(opening)?;
+    let tb = Tablebase::open(&args.dir, &rules).with_context(opening)?;
     if args.position.len() == 1 && args.position[0] == "-" {
-        return batch(&tb);
+        if args.line || args.captured.is_some() {
+            bail!("--line and --captured need one position, not `-` (a batch on stdin)");
+        }
+        return batch(&tb, args.json);
+    }
+    if args.position.iter().any(|a| a == "-") {
+        bail!("`-` (a batch on stdin) comes alone, without house counts");
     }
     let text = args.position.join(" ");
     let p: Position = text.parse()?;
-    let captured = match &args.captured {
-        None => None,
-        Some(s) => {
-            let (a, b) = s
-                .split_once(',')
-                .context("--captured takes A,B (mover's and opponent's captured seeds)")?;
-            Some((a.trim().parse::<u8>()?, b.trim().parse::<u8>()?))
-        }
-    };
+    let captured = args.captured;
+    if let Some(c) = captured {
+        check_captured(&p, c)?;
+    }
     let score = tb.score(&p)?;
     let moves = tb.moves(&p)?;
     let line = if args.line {
@@ -72,14 +79,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         None
     };
     let outcome = match captured {
-        Some((a, b)) => Some(tb.outcome(&p, a, b)?),
+        Some(c) => Some(tb.outcome(&p, c.mover, c.opponent)?),
         None => None,
     };
     let mut out = io::stdout().lock();
     if args.json {
         let mut v = json!({
             "position": p.to_string(),
-            "rules": args.rules.to_string(),
+            "rules": rules.to_string(),
             "seeds": p.seeds(),
             "score": score,
             "category": category(score.into()),
@@ -99,12 +106,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    writeln!(
-        out,
-        "position  {p}  ({} seeds, rules {})",
-        p.seeds(),
-        args.rules
-    )?;
+    writeln!(out, "position  {p}  ({} seeds, rules {})", p.seeds(), rules)?;
     writeln!(
         out,
         "score     {score:+} ({} for the side to move)",
@@ -173,8 +175,9 @@ fn move_json(m: &MoveScore) -> Value {
 const BATCH_LINES: usize = 1 << 16;
 
 /// Batch mode: one position per line on stdin, `position<TAB>score` per line on stdout; a
-/// bad line prints `<line><TAB>error: line N: ...` and the run goes on.
-fn batch(tb: &Tablebase) -> anyhow::Result<ExitCode> {
+/// bad line prints `<line><TAB>error: line N: ...` and the run goes on. With `json`, each
+/// line is an object instead: `{"position", "score"}`, or `{"line", "input", "error"}`.
+fn batch(tb: &Tablebase, json: bool) -> anyhow::Result<ExitCode> {
     let stdin = io::stdin();
     let mut input = stdin.lock();
     let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
@@ -203,11 +206,20 @@ fn batch(tb: &Tablebase) -> anyhow::Result<ExitCode> {
             })
             .collect();
         for (k, (r, s)) in results.into_iter().zip(&lines).enumerate() {
-            match r {
-                Ok((p, v)) => writeln!(out, "{p}\t{v}")?,
-                Err(e) => {
+            match (r, json) {
+                (Ok((p, v)), false) => writeln!(out, "{p}\t{v}")?,
+                (Ok((p, v)), true) => {
+                    let o = json!({ "position": p.to_string(), "score": v });
+                    writeln!(out, "{o}")?;
+                }
+                (Err(e), false) => {
                     failed += 1;
                     writeln!(out, "{}\terror: line {}: {e}", s.trim(), first + k)?;
+                }
+                (Err(e), true) => {
+                    failed += 1;
+                    let o = json!({ "line": first + k, "input": s.trim(), "error": e });
+                    writeln!(out, "{o}")?;
                 }
             }
         }

@@ -19,22 +19,27 @@ pub struct Args {
     #[arg(long)]
     pub out: PathBuf,
     /// Tiers to rewrite, e.g. `20,24` (default: every tier of the source manifest).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u8).range(0..=48))]
     pub tiers: Vec<u8>,
     /// Block compression of the new tables: `huffman` or `zstd`.
     #[arg(long, default_value = "huffman")]
     pub compression: Compression,
-    /// Entries per block.
-    #[arg(long, default_value_t = WriteOptions::DEFAULT_BLOCK_ENTRIES)]
+    /// Entries per block (1..=16777216).
+    #[arg(long, default_value_t = WriteOptions::DEFAULT_BLOCK_ENTRIES,
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(WriteOptions::MAX_BLOCK_ENTRIES)))]
     pub block_entries: u32,
     /// zstd level (zstd only).
     #[arg(long, default_value_t = WriteOptions::DEFAULT_LEVEL)]
     pub level: i32,
     /// ctx-huffman: longest code in bits (7..=15).
-    #[arg(long, default_value_t = WriteOptions::DEFAULT_CODE_LIMIT, hide = true)]
+    #[arg(long, default_value_t = WriteOptions::DEFAULT_CODE_LIMIT, hide = true,
+          value_parser = clap::value_parser!(u8).range(
+              i64::from(WriteOptions::MIN_CODE_LIMIT)..=i64::from(WriteOptions::MAX_CODE_LIMIT)))]
     pub code_limit: u8,
     /// ctx-huffman: log2 of the entries per sub-block (0..=12).
-    #[arg(long, default_value_t = WriteOptions::DEFAULT_SUB_BLOCK_SHIFT, hide = true)]
+    #[arg(long, default_value_t = WriteOptions::DEFAULT_SUB_BLOCK_SHIFT, hide = true,
+          value_parser = clap::value_parser!(u8).range(
+              0..=i64::from(WriteOptions::MAX_SUB_BLOCK_SHIFT)))]
     pub sub_block_shift: u8,
 }
 
@@ -46,7 +51,11 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
-    if args.dir.canonicalize()? == args.out.canonicalize()? {
+    let canonical = |d: &PathBuf| {
+        d.canonicalize()
+            .with_context(|| format!("reading the directory {}", d.display()))
+    };
+    if canonical(&args.dir)? == canonical(&args.out)? {
         bail!("--out must be another directory than --dir");
     }
     let source = Manifest::load(&args.dir)?;

@@ -13,11 +13,13 @@ mod deep;
 mod start;
 
 use std::ops::RangeInclusive;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
-use oware_db::{tier_file_name, Manifest, Rules, Table, MAX_SEEDS};
+use oware_db::{Rules, MAX_SEEDS};
+
+pub(crate) use super::common::resolve_rules;
+use super::common::{parse_threads, pool};
 
 /// Arguments of `oware verify`.
 #[derive(clap::Args)]
@@ -52,8 +54,8 @@ pub struct Args {
     /// Print JSON on stdout.
     #[arg(long)]
     pub json: bool,
-    /// Worker threads (default: one per core).
-    #[arg(long)]
+    /// Worker threads, 1..=1024 (default: one per core).
+    #[arg(long, value_parser = parse_threads)]
     pub threads: Option<usize>,
     /// Print no progress (results are still printed).
     #[arg(long, short)]
@@ -88,34 +90,6 @@ fn parse_tiers(s: &str) -> Result<RangeInclusive<u8>, String> {
     Ok(a..=b)
 }
 
-/// The rules to verify under: the manifest's (or, without one, the first table's), refusing
-/// `asked` if it differs; `asked` or `abapa` for a directory without tables.
-///
-/// # Errors
-/// [`oware_db::Error::RulesMismatch`] if `asked` differs from the tables' rules;
-/// [`oware_db::Error::Manifest`] if the manifest's rules do not parse.
-fn resolve_rules(
-    dir: &Path,
-    manifest: Option<&Manifest>,
-    asked: Option<Rules>,
-) -> Result<Rules, oware_db::Error> {
-    let found = match manifest {
-        Some(m) => Some(m.rules()?),
-        None => (0..=MAX_SEEDS)
-            .map(|n| dir.join(tier_file_name(n)))
-            .filter(|p| p.exists())
-            .find_map(|p| Table::open(&p).ok().map(|t| t.rules())),
-    };
-    match (found, asked) {
-        (Some(f), Some(a)) if f != a => Err(oware_db::Error::RulesMismatch {
-            table: f.to_string(),
-            asked: a.to_string(),
-        }),
-        (Some(f), _) => Ok(f),
-        (None, a) => Ok(a.unwrap_or(Rules::ABAPA)),
-    }
-}
-
 /// A list of tiers as ranges, e.g. `0..=3, 7, 9..=12`.
 fn tier_ranges(tiers: &[u8]) -> String {
     let mut parts = Vec::new();
@@ -142,12 +116,7 @@ fn tier_ranges(tiers: &[u8]) -> String {
 /// threads cannot start, or (deep, start) the verification does not fit in memory.
 /// Failed checks are not errors: they are reported and the exit status is 1.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let mut builder = rayon::ThreadPoolBuilder::new();
-    if let Some(t) = args.threads {
-        builder = builder.num_threads(t.max(1));
-    }
-    let pool = builder.build().context("cannot start worker threads")?;
-    pool.install(|| {
+    pool(args.threads)?.install(|| {
         if args.start {
             start::run(&args)
         } else if args.deep {

@@ -41,6 +41,7 @@ use super::comm::Comm;
 use crate::lower::LowerTiers;
 use crate::memory::rank_bytes;
 use crate::progress::{Phase, Progress};
+use crate::tier::{try_vec, AllocError, IntoIo};
 
 /// Positions per rayon work item in the scans (a multiple of 64: whole frontier words; at
 /// most 2^16, the offsets of the lists of low exits).
@@ -293,6 +294,10 @@ impl Ctx<'_> {
 /// `progress` receives this rank's counts. Runs rayon phases on the current thread pool and
 /// every collective on the calling thread.
 ///
+/// # Errors
+/// [`AllocError`] if this rank's cells or frontier cannot be allocated (before any
+/// collective call: the caller must then end the job, as the other ranks wait for this one).
+///
 /// # Panics
 /// If `lower` lacks a tier that a capture reaches, if `n > 48`, if a rank would own more
 /// than 2^32 positions, or if `config.batch == 0`.
@@ -303,7 +308,7 @@ pub fn solve_tier_local(
     lower: &LowerTiers,
     progress: &dyn Progress,
     config: &PartitionConfig,
-) -> (LocalScores, PartitionStats) {
+) -> Result<(LocalScores, PartitionStats), AllocError> {
     assert!(config.batch > 0, "batch must be positive");
     let ranks = comm.size();
     let me = comm.rank();
@@ -312,15 +317,21 @@ pub fn solve_tier_local(
     let range = part.range(me);
     let local = (range.end - range.start) as usize;
     assert!(local as u64 <= 1 << 32, "{local} positions on one rank");
+    let positions = local as u64;
+    let cells = try_vec(local, |_| AtomicU8::new(0))
+        .map_err(|e| AllocError::new::<AtomicU8>(n, "cells", positions, local, e.into_io()))?;
+    let words = local.div_ceil(64);
+    let frontier = try_vec(words, |_| AtomicU64::new(0))
+        .map_err(|e| AllocError::new::<AtomicU64>(n, "frontier", positions, words, e.into_io()))?;
     let mut ctx = Ctx {
         rules,
         index,
         part,
         start: range.start,
         codes: Codes::new(n, config.exact_exits),
-        cells: (0..local).map(|_| AtomicU8::new(0)).collect(),
+        cells,
         far: Vec::new(),
-        frontier: (0..local.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
+        frontier,
     };
     let mut stats = PartitionStats {
         positions: local as u64,
@@ -429,19 +440,22 @@ pub fn solve_tier_local(
         .map(|c| c.into_inner() as i8)
         .collect();
     stats.finite = local as u64 - stats.endless;
-    (
+    Ok((
         LocalScores {
             start: range.start,
             scores,
         },
         stats,
-    )
+    ))
 }
 
 /// Solves tier `n` over the ranks of `comm` with the default [`PartitionConfig`] and
 /// gathers the whole tier's scores on rank 0: `Some(scores)` there (in index order, the
 /// same bytes as the single-process solver), `None` on the other ranks. Every rank must call
 /// it with the same arguments.
+///
+/// # Errors
+/// As [`solve_tier_local`].
 ///
 /// # Panics
 /// As [`solve_tier_local`].
@@ -451,9 +465,10 @@ pub fn solve_tier_partitioned(
     n: u8,
     lower: &LowerTiers,
     progress: &dyn Progress,
-) -> Option<Vec<i8>> {
-    let (local, _) = solve_tier_local(comm, rules, n, lower, progress, &PartitionConfig::default());
-    gather_scores(comm, &local)
+) -> Result<Option<Vec<i8>>, AllocError> {
+    let (local, _) =
+        solve_tier_local(comm, rules, n, lower, progress, &PartitionConfig::default())?;
+    Ok(gather_scores(comm, &local))
 }
 
 /// Gathers the ranks' [`LocalScores`] of one tier on rank 0, in index order: `Some` there,

@@ -145,7 +145,7 @@ pub fn solve_all(rules: &Rules, max: u8) -> Vec<Vec<i8>> {
     let mut lower = LowerTiers::new();
     let mut out = Vec::new();
     for n in 0..=max {
-        let (scores, _) = solve_tier(rules, n, &lower, &NoProgress);
+        let (scores, _) = solve_tier(rules, n, &lower, &NoProgress).expect("tier allocates");
         let v = scores.to_vec();
         lower.push(Arc::from(v.clone()));
         out.push(v);

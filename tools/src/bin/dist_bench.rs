@@ -63,7 +63,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             Some(v) if n < from => v,
             _ => {
                 let t = Instant::now();
-                let (scores, _) = solve_tier(&rules, n, &lower, &NoProgress);
+                let (scores, _) = solve_tier(&rules, n, &lower, &NoProgress)?;
                 let secs = t.elapsed().as_secs_f64();
                 if n >= from {
                     println!(
@@ -89,7 +89,8 @@ fn main() -> Result<(), Box<dyn Error>> {
                         &lower,
                         &NoProgress,
                         &PartitionConfig::default(),
-                    );
+                    )
+                    .expect("tier allocates");
                     (gather_scores(comm, &local), stats)
                 });
                 let secs = t.elapsed().as_secs_f64();

@@ -19,7 +19,7 @@ fn main() {
     let t0 = Instant::now();
     for n in 0..=max {
         let t = Instant::now();
-        let (scores, stats) = solve_tier(&rules, n, &lower, &NoProgress);
+        let (scores, stats) = solve_tier(&rules, n, &lower, &NoProgress).expect("tier allocates");
         let dt = t.elapsed().as_secs_f64();
         println!(
             "tier {n:2}: {:>12} positions {:8.3} s {:8.2} M/s (init {:.3} scan {:.3} sweep {:.3}) sweeps {} endless {}",

@@ -20,7 +20,7 @@ fn main() {
     let (mut solve_total, mut verify_total, mut positions) = (0.0, 0.0, 0u64);
     for n in 0..=max {
         let t = Instant::now();
-        let (scores, stats) = solve_tier(&rules, n, &lower, &NoProgress);
+        let (scores, stats) = solve_tier(&rules, n, &lower, &NoProgress).expect("tier allocates");
         let solve = t.elapsed().as_secs_f64();
         let report = verify_tier(&rules, n, scores.as_slice(), &lower, &NoProgress);
         let verify = report.seconds;

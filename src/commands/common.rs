@@ -1,0 +1,198 @@
+//! What several subcommands share: the range of `--threads`, the worker pool, the rules of
+//! a table directory (the `--rules` default), and the parsing of `--captured`.
+
+use std::path::Path;
+
+use anyhow::Context;
+use oware_db::{tier_file_name, Manifest, Position, Rules, Table, MAX_SEEDS};
+
+/// The most worker threads `--threads` accepts.
+pub const MAX_THREADS: usize = 1024;
+
+/// Parses `--threads`: a count of `1..=MAX_THREADS`, digits only.
+pub fn parse_threads(s: &str) -> Result<usize, String> {
+    let bad = || format!("`{s}` is not a thread count in 1..={MAX_THREADS}");
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    match s.parse::<usize>() {
+        Ok(t) if (1..=MAX_THREADS).contains(&t) => Ok(t),
+        _ => Err(bad()),
+    }
+}
+
+/// A rayon pool of `threads` workers (default: one per core, or `RAYON_NUM_THREADS`).
+///
+/// # Errors
+/// The threads cannot be started.
+pub fn pool(threads: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
+    let mut builder = rayon::ThreadPoolBuilder::new();
+    if let Some(t) = threads {
+        builder = builder.num_threads(t);
+    }
+    builder.build().context("cannot start worker threads")
+}
+
+/// The rules of the tables in `dir`: the manifest's, or without one the first table's that
+/// opens; `None` for a directory without tables.
+///
+/// # Errors
+/// [`oware_db::Error::Manifest`] if the manifest's rules do not parse.
+pub fn tables_rules(
+    dir: &Path,
+    manifest: Option<&Manifest>,
+) -> Result<Option<Rules>, oware_db::Error> {
+    Ok(match manifest {
+        Some(m) => Some(m.rules()?),
+        None => (0..=MAX_SEEDS)
+            .map(|n| dir.join(tier_file_name(n)))
+            .filter(|p| p.is_file())
+            .find_map(|p| Table::open(&p).ok().map(|t| t.rules())),
+    })
+}
+
+/// The rules a command works under, the same for every command: the tables' own rules
+/// ([`tables_rules`]), refusing `asked` if it differs; `asked` or `abapa` for a directory
+/// without tables.
+///
+/// # Errors
+/// [`oware_db::Error::RulesMismatch`] if `asked` differs from the tables' rules;
+/// [`oware_db::Error::Manifest`] if the manifest's rules do not parse.
+pub fn resolve_rules(
+    dir: &Path,
+    manifest: Option<&Manifest>,
+    asked: Option<Rules>,
+) -> Result<Rules, oware_db::Error> {
+    match (tables_rules(dir, manifest)?, asked) {
+        (Some(f), Some(a)) if f != a => Err(oware_db::Error::RulesMismatch {
+            table: f.to_string(),
+            asked: a.to_string(),
+        }),
+        (Some(f), _) => Ok(f),
+        (None, a) => Ok(a.unwrap_or(Rules::ABAPA)),
+    }
+}
+
+/// Seeds captured so far by the mover and the opponent (`--captured A,B`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Captured {
+    /// The mover's.
+    pub mover: u8,
+    /// The opponent's.
+    pub opponent: u8,
+}
+
+/// Parses `--captured A,B`: two seed counts of `0..=48`, digits only.
+pub fn parse_captured(s: &str) -> Result<Captured, String> {
+    let count = |t: &str, who: &str| -> Result<u8, String> {
+        let t = t.trim();
+        match t.parse::<u8>() {
+            Ok(v) if v <= MAX_SEEDS && t.bytes().all(|b| b.is_ascii_digit()) => Ok(v),
+            _ => Err(format!(
+                "`{t}` ({who}) is not a seed count in 0..={MAX_SEEDS}; \
+                 --captured takes A,B, the seeds the mover and the opponent have captured"
+            )),
+        }
+    };
+    let Some((a, b)) = s.split_once(',') else {
+        return Err(format!(
+            "`{s}` is not A,B: --captured takes the seeds the mover and the opponent have \
+             captured, e.g. 10,12"
+        ));
+    };
+    Ok(Captured {
+        mover: count(a, "the mover's")?,
+        opponent: count(b, "the opponent's")?,
+    })
+}
+
+/// The seeds of a whole game: 48 (4 per house), or 12, 24 or 36 for the smaller start
+/// positions of `verify --start --seeds-per-house K` (12 K seeds).
+const GAME_SEEDS: [u32; 4] = [12, 24, 36, 48];
+
+/// Checks `--captured` against the board: the seeds on the board and those captured make a
+/// whole game's seeds (48, or 12 K from a start position with K per house).
+///
+/// # Errors
+/// The totals do not add up.
+pub fn check_captured(p: &Position, c: Captured) -> anyhow::Result<()> {
+    let board = u32::from(p.seeds());
+    let total = board + u32::from(c.mover) + u32::from(c.opponent);
+    if !GAME_SEEDS.contains(&total) {
+        anyhow::bail!(
+            "--captured {},{}: {board} seeds on the board and {} + {} captured make {total}; \
+             a game has 48 seeds (or 12, 24, 36 from a start position with 1, 2, 3 per house)",
+            c.mover,
+            c.opponent,
+            c.mover,
+            c.opponent
+        );
+    }
+    Ok(())
+}
+
+/// An error's message with its chain of causes, each printed once: a cause whose text is
+/// already part of what is printed (as the OS error inside `path: <os error>`) is skipped.
+pub fn error_message(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let s = cause.to_string();
+        if s.is_empty() || out.contains(&s) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&s);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threads_are_range_checked() {
+        assert_eq!(parse_threads("1"), Ok(1));
+        assert_eq!(parse_threads("1024"), Ok(1024));
+        for bad in ["0", "1025", "100000", "+4", "-1", "", "x"] {
+            assert!(parse_threads(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn captured_parses_and_checks() {
+        assert_eq!(
+            parse_captured("10, 12"),
+            Ok(Captured {
+                mover: 10,
+                opponent: 12
+            })
+        );
+        for bad in ["-1,5", "+1,5", "10", "49,0", "1,x"] {
+            assert!(parse_captured(bad).is_err(), "{bad}");
+        }
+        let e = parse_captured("-1,5").unwrap_err();
+        assert!(e.contains("`-1`") && e.contains("0..=48"), "{e}");
+        let p: Position = "1 1 1 1 1 2 4 2 3 0 0 0".parse().unwrap();
+        let c = |mover, opponent| Captured { mover, opponent };
+        assert!(check_captured(&p, c(14, 18)).is_ok());
+        assert!(check_captured(&p, c(10, 10)).is_ok());
+        assert!(check_captured(&p, c(10, 12)).is_err());
+        assert!(check_captured(&p, c(30, 30)).is_err());
+    }
+
+    #[test]
+    fn causes_print_once() {
+        let io = std::io::Error::from(std::io::ErrorKind::NotFound);
+        let db = oware_db::Error::io("x/tier-01.owt", io);
+        let e = anyhow::Error::new(db).context("opening the tables in x");
+        let m = error_message(&e);
+        assert_eq!(m.matches("entity not found").count(), 1, "{m}");
+        assert!(
+            m.starts_with("opening the tables in x: x/tier-01.owt: "),
+            "{m}"
+        );
+    }
+}

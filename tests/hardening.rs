@@ -1,0 +1,360 @@
+//! Inputs are checked where they enter: the manifest as it is read, command-line values by
+//! their parsers; every failure is one `error:` line on stderr and a non-zero exit status
+//! that is never a panic's.
+
+mod support;
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Output, Stdio};
+
+use serde_json::Value;
+use support::{run, text};
+
+/// Tables of tiers `0..=max` under `rules` in `dir`.
+fn generate(dir: &Path, rules: &str, max: u8) {
+    let d = dir.to_str().unwrap();
+    let max = max.to_string();
+    let o = run(&[
+        "generate",
+        "--quiet",
+        "--dir",
+        d,
+        "--rules",
+        rules,
+        "--max-seeds",
+        &max,
+    ]);
+    assert!(o.status.success(), "generate failed: {}", text(&o.stderr));
+}
+
+/// Asserts that `o` failed with `code` and printed exactly one line starting `error:`,
+/// and returns that line.
+fn one_error(o: &Output, code: i32) -> String {
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(code), "stderr: {err}");
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(lines.len(), 1, "stderr: {err}");
+    assert!(!err.contains("panicked"), "stderr: {err}");
+    lines[0].to_string()
+}
+
+fn edit_manifest(dir: &Path, f: impl FnOnce(&mut Value)) {
+    let path = dir.join("manifest.json");
+    let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    f(&mut m);
+    std::fs::write(&path, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+}
+
+fn probe_stdin(args: &[&str], input: &str) -> Output {
+    let mut child = support::oware()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_manifest_tier_over_48_is_refused_by_every_command() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), "abapa", 6);
+    edit_manifest(tmp.path(), |m| {
+        let e = m["tiers"]["5"].clone();
+        m["tiers"]["99"] = e;
+    });
+    let before = std::fs::read(tmp.path().join("manifest.json")).unwrap();
+    let d = tmp.path().to_str().unwrap();
+    let commands: [&[&str]; 6] = [
+        &["verify", "--deep", "--dir", d],
+        &["verify", "--dir", d],
+        &["info", "--dir", d],
+        &["generate", "--quiet", "--dir", d, "--max-seeds", "6"],
+        &["probe", "--dir", d, "1 0 0 0 0 0 0 0 0 0 0 1"],
+        &["recompress", "--dir", d, "--out", &format!("{d}-out")],
+    ];
+    for args in commands {
+        let line = one_error(&run(args), 1);
+        assert!(
+            line.contains("manifest.json") && line.contains("tier 99: over 48"),
+            "{args:?}: {line}"
+        );
+    }
+    // `generate` did not keep (or rewrite) the entry.
+    assert_eq!(
+        std::fs::read(tmp.path().join("manifest.json")).unwrap(),
+        before
+    );
+}
+
+#[test]
+fn a_manifest_entry_of_the_wrong_size_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), "abapa", 4);
+    edit_manifest(tmp.path(), |m| m["tiers"]["3"]["entries"] = 7.into());
+    let d = tmp.path().to_str().unwrap();
+    let line = one_error(&run(&["info", "--dir", d]), 1);
+    assert!(
+        line.contains("manifest.json") && line.contains("tier 3: 7 entries"),
+        "{line}"
+    );
+}
+
+#[test]
+fn threads_out_of_range_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().to_str().unwrap();
+    for t in ["100000", "0", "+2"] {
+        for cmd in ["generate", "verify"] {
+            let line = one_error(&run(&[cmd, "--dir", d, "--threads", t]), 2);
+            assert!(line.contains("1..=1024"), "{cmd} --threads {t}: {line}");
+        }
+    }
+    assert!(!tmp.path().join("manifest.json").exists());
+}
+
+#[test]
+fn probe_takes_flags_after_the_position() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), "abapa", 4);
+    let d = tmp.path().to_str().unwrap();
+    let o = run(&[
+        "probe", "--dir", d, "1", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "1", "--json",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["position"], "1 0 0 0 0 0 0 0 0 0 0 1");
+}
+
+#[test]
+fn probe_batch_prints_json_lines_with_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), "abapa", 4);
+    let d = tmp.path().to_str().unwrap();
+    let o = probe_stdin(
+        &["probe", "--dir", d, "--json", "-"],
+        "1 0 0 0 0 0 0 0 0 0 0 1\nbad\n",
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let out = text(&o.stdout);
+    let rows: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 2, "{out}");
+    assert_eq!(rows[0]["position"], "1 0 0 0 0 0 0 0 0 0 0 1");
+    assert!(rows[0]["score"].is_i64());
+    assert_eq!(rows[1]["line"], 2);
+    assert!(rows[1]["error"].as_str().unwrap().contains("bad position"));
+    // --line and --captured need one position.
+    let o = probe_stdin(&["probe", "--dir", d, "--line", "-"], "");
+    one_error(&o, 1);
+}
+
+#[test]
+fn info_fails_when_the_tables_rules_differ_from_the_manifests() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), "abapa", 3);
+    edit_manifest(tmp.path(), |m| m["rules"] = "awari".into());
+    let d = tmp.path().to_str().unwrap();
+    let o = run(&["info", "--dir", d]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
+    assert!(
+        text(&o.stdout).contains("built under `abapa`, the manifest says `awari`"),
+        "{}",
+        text(&o.stdout)
+    );
+}
+
+#[test]
+fn os_errors_print_once_with_the_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("missing");
+    let m = missing.to_str().unwrap();
+    for args in [
+        vec!["probe", "--dir", m, "1 0 0 0 0 0 0 0 0 0 0 1"],
+        vec!["info", "--dir", m],
+        vec![
+            "recompress",
+            "--dir",
+            m,
+            "--out",
+            tmp.path().to_str().unwrap(),
+        ],
+    ] {
+        let line = one_error(&run(&args), 1);
+        assert!(line.contains(m), "{args:?}: {line}");
+        assert_eq!(line.matches("os error 2").count(), 1, "{args:?}: {line}");
+    }
+}
+
+#[test]
+fn a_directory_in_place_of_a_tier_file_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), "abapa", 4);
+    let tier = tmp.path().join("tier-03.owt");
+    std::fs::remove_file(&tier).unwrap();
+    std::fs::create_dir(&tier).unwrap();
+    let d = tmp.path().to_str().unwrap();
+    let o = run(&["verify", "--dir", d]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = text(&o.stdout);
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("tier  3  FAILED") && l.ends_with("tier-03.owt: is a directory")),
+        "{out}"
+    );
+    let line = one_error(&run(&["probe", "--dir", d, "0 0 0 1 0 0 0 1 1 0 0 0"]), 1);
+    assert!(line.ends_with("tier-03.owt: is a directory"), "{line}");
+    let o = run(&["verify", "--deep", "--dir", d]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+}
+
+#[test]
+fn captured_is_parsed_and_checked_against_the_board() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), "abapa", 4);
+    let d = tmp.path().to_str().unwrap();
+    let p = "1 0 0 0 0 0 0 0 0 0 0 1";
+    let line = one_error(&run(&["probe", "--dir", d, "--captured=-1,5", p]), 2);
+    assert!(line.contains("`-1`") && line.contains("0..=48"), "{line}");
+    let line = one_error(&run(&["probe", "--dir", d, "--captured", "+1,5", p]), 2);
+    assert!(line.contains("`+1`"), "{line}");
+    // 2 seeds on the board and 10 + 12 captured: 24 is a whole game of 2 seeds per house.
+    assert!(run(&["probe", "--dir", d, "--captured", "10,12", p])
+        .status
+        .success());
+    let line = one_error(&run(&["probe", "--dir", d, "--captured", "10,13", p]), 1);
+    assert!(line.contains("make 25") && line.contains("48"), "{line}");
+    let line = one_error(&run(&["probe", "--dir", d, "--captured", "30,30", p]), 1);
+    assert!(line.contains("make 62"), "{line}");
+    let o = run(&["probe", "--dir", d, "--json", "--captured", "20,26", p]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        v["outcome"]["mover_total"].as_f64().unwrap()
+            + v["outcome"]["opponent_total"].as_f64().unwrap(),
+        48.0
+    );
+}
+
+#[test]
+fn a_count_with_a_sign_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), "abapa", 2);
+    let d = tmp.path().to_str().unwrap();
+    let line = one_error(&run(&["probe", "--dir", d, "+1 0 0 0 0 0 0 0 0 0 0 1"]), 1);
+    assert!(line.contains("field 1") && line.contains("`+1`"), "{line}");
+}
+
+#[test]
+fn recompress_block_entries_out_of_range_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), "abapa", 2);
+    let d = tmp.path().to_str().unwrap();
+    let out = tmp.path().join("out");
+    let o = out.to_str().unwrap();
+    for b in ["0", "16777217"] {
+        let line = one_error(
+            &run(&["recompress", "--dir", d, "--out", o, "--block-entries", b]),
+            2,
+        );
+        assert!(line.contains("1..=16777216"), "{line}");
+    }
+    assert!(!out.exists());
+}
+
+#[test]
+fn compression_other_than_the_tables_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), "abapa", 3);
+    let d = tmp.path().to_str().unwrap();
+    let line = one_error(
+        &run(&[
+            "generate",
+            "-q",
+            "--dir",
+            d,
+            "--max-seeds",
+            "4",
+            "--compression",
+            "zstd",
+        ]),
+        1,
+    );
+    assert!(
+        line.contains("--compression zstd") && line.contains("holds huffman tables"),
+        "{line}"
+    );
+    assert!(!tmp.path().join("tier-04.owt").exists());
+    // Without --compression, the directory's own is kept.
+    let z = tmp.path().join("z");
+    let zd = z.to_str().unwrap();
+    let o = run(&[
+        "generate",
+        "-q",
+        "--dir",
+        zd,
+        "--max-seeds",
+        "2",
+        "--compression",
+        "zstd",
+    ]);
+    assert!(o.status.success());
+    let o = run(&["generate", "-q", "--dir", zd, "--max-seeds", "3"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let info: Value =
+        serde_json::from_slice(&run(&["info", "--json", "--dir", zd]).stdout).unwrap();
+    let tiers = info["tiers"].as_array().unwrap();
+    assert_eq!(tiers.len(), 4);
+    assert!(tiers.iter().all(|t| t["compression"] == "zstd"), "{info}");
+}
+
+#[test]
+fn every_command_defaults_to_the_tables_rules() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), "awari", 3);
+    let d = tmp.path().to_str().unwrap();
+    let p = "1 0 0 0 0 0 0 0 0 0 0 1";
+    let v: Value =
+        serde_json::from_slice(&run(&["probe", "--dir", d, "--json", p]).stdout).unwrap();
+    assert_eq!(v["rules"], "awari");
+    let v: Value = serde_json::from_slice(&run(&["verify", "--dir", d, "--json"]).stdout).unwrap();
+    assert_eq!(v["rules"], "awari");
+    // generate without --rules goes on under the tables' rules.
+    let o = run(&["generate", "--dir", d, "--max-seeds", "4"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("under awari"),
+        "{}",
+        text(&o.stderr)
+    );
+    // A --rules that differs is refused by every command, naming both.
+    for args in [
+        vec!["probe", "--dir", d, "--rules", "abapa", p],
+        vec!["verify", "--dir", d, "--rules", "abapa"],
+        vec![
+            "generate",
+            "--dir",
+            d,
+            "--rules",
+            "abapa",
+            "--max-seeds",
+            "4",
+        ],
+    ] {
+        let line = one_error(&run(&args), 1);
+        assert!(
+            line.contains("awari") && line.contains("abapa"),
+            "{args:?}: {line}"
+        );
+    }
+}
