@@ -9,7 +9,7 @@
 //! `tier-NN.raw` are read instead); for each tier from `--from` on, also solves it on every
 //! count of simulated ranks of `--ranks` (threads sharing the machine's rayon pool), checks
 //! that the bytes are identical and prints one line per run: seconds, rate, rounds, bytes
-//! exchanged per position, state bytes per rank.
+//! exchanged per position, cell bytes per rank.
 
 use std::error::Error;
 use std::path::PathBuf;
@@ -49,7 +49,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     if let Some(dir) = &cache {
         std::fs::create_dir_all(dir)?;
     }
-    println!("tier positions run seconds Mpos/s rounds bytes/pos state-MB/rank init/prop/comm-s(rank0) updates/pos");
+    println!("tier positions run seconds Mpos/s rounds bytes/pos cells-MB/rank init/prop/comm-s(rank0) updates/pos");
     let mut lower = LowerTiers::new();
     for n in 0..=max {
         let positions = tier_size(n, IndexKind::Reachable);
