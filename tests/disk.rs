@@ -18,10 +18,12 @@ fn leftovers(dir: &Path) -> Vec<String> {
 }
 
 /// A small tmpfs mounted on a new directory, unmounted when dropped.
+#[cfg(unix)]
 struct Tmpfs {
     dir: tempfile::TempDir,
 }
 
+#[cfg(unix)]
 impl Tmpfs {
     /// `None` (with the reason printed) where a filesystem cannot be mounted.
     fn mount(size: &str) -> Option<Tmpfs> {
@@ -43,12 +45,14 @@ impl Tmpfs {
     }
 }
 
+#[cfg(unix)]
 impl Drop for Tmpfs {
     fn drop(&mut self) {
         let _ = Command::new("umount").arg(self.dir.path()).status();
     }
 }
 
+#[cfg(unix)]
 #[test]
 fn a_tier_that_does_not_fit_on_disk_is_refused_before_it_starts() {
     let Some(fs) = Tmpfs::mount("3m") else {

@@ -1,6 +1,8 @@
 //! The writer's lock of a table directory: a second writer is refused at once with exit
 //! status 2, readers ignore the lock, and a lock file left by a dead process blocks nobody.
 
+#![cfg(unix)]
+
 mod support;
 
 use std::fs::{File, OpenOptions};
@@ -22,7 +24,10 @@ fn hold_lock(dir: &Path) -> File {
         .truncate(false)
         .open(dir.join(".lock"))
         .unwrap();
-    f.try_lock().unwrap();
+    use std::os::unix::io::AsRawFd;
+    // SAFETY: `flock` on a file descriptor `f` owns and keeps open.
+    let locked = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    assert_eq!(locked, 0, "flock");
     f.set_len(0).unwrap();
     writeln!(f, "{}", std::process::id()).unwrap();
     f

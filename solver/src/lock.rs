@@ -1,7 +1,7 @@
 //! The writer's lock of a table directory, and the temporary files a writer leaves there.
 //!
 //! A writer ([`crate::generate`], `oware recompress`) holds an exclusive advisory lock
-//! (`flock`) on `DIR/.lock` for as long as it writes; the file holds the holder's process id.
+//! (`flock`, on unix) on `DIR/.lock` for as long as it writes; the file holds the holder's process id.
 //! The kernel releases the lock when the process ends, however it ends, so a lock file left
 //! by a dead process blocks nobody. Readers never look at it.
 //!
@@ -76,9 +76,9 @@ impl DirLock {
             .truncate(false)
             .open(&path)
             .map_err(io)?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => {
+        match try_lock(&file) {
+            Ok(true) => {}
+            Ok(false) => {
                 let mut text = String::new();
                 let pid = file
                     .read_to_string(&mut text)
@@ -89,7 +89,7 @@ impl DirLock {
                     pid,
                 });
             }
-            Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
+            Err(e) => return Err(io(e)),
         }
         file.set_len(0)
             .and_then(|()| file.seek(SeekFrom::Start(0)))
@@ -125,8 +125,33 @@ impl Drop for DirLock {
         // The lock file stays (removing it would let two processes lock two different files);
         // emptied, it names no holder.
         let _ = self.file.set_len(0);
-        let _ = self.file.unlock();
+        // Closing the file releases the lock.
     }
+}
+
+/// Takes an exclusive `flock` on `file` without waiting: `Ok(false)` when another open file
+/// of the same inode holds one.
+#[cfg(unix)]
+fn try_lock(file: &File) -> io::Result<bool> {
+    use std::os::unix::io::AsRawFd;
+    loop {
+        // SAFETY: `flock` on a file descriptor this `File` owns and keeps open.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            return Ok(true);
+        }
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EWOULDBLOCK) => return Ok(false),
+            Some(libc::EINTR) => continue,
+            _ => return Err(e),
+        }
+    }
+}
+
+/// No advisory locks on this platform: the lock file is written, nothing is excluded.
+#[cfg(not(unix))]
+fn try_lock(_file: &File) -> io::Result<bool> {
+    Ok(true)
 }
 
 /// Whether `name` is a temporary file of a writer: `tier-NN.owt.tmp` or `manifest.json.tmp`.
