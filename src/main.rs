@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod commands;
+mod signals;
 
 /// Exact endgame databases for Oware (Awari, Abapa).
 #[derive(Parser)]
@@ -48,7 +49,15 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {}", commands::common::error_message(&e));
-            ExitCode::FAILURE
+            // Another writer holds the directory: refused, as a usage error is.
+            if matches!(
+                e.downcast_ref::<oware_solver::LockError>(),
+                Some(oware_solver::LockError::Held { .. })
+            ) {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }

@@ -4,6 +4,10 @@
 //! fsync, rename) and then recorded in the manifest (also written atomically). A re-run
 //! skips every tier the manifest records whose file's checksum verifies, and solves the
 //! rest; a directory built under other rules is refused.
+//!
+//! The writer holds the directory's lock ([`DirLock`]) throughout: it first removes what a
+//! dead writer left (temporaries, scratch), and on any error removes its own, so a directory
+//! holds only complete tiers between runs.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -13,11 +17,13 @@ use oware_db::{
 };
 use thiserror::Error;
 
+use crate::disk::{free_disk, generate_tier_disk};
 use crate::distributed::{
     all_gather_scores, solve_tier_local, Comm, LocalComm, PartitionConfig, PartitionStats,
 };
+use crate::lock::{DirLock, LockError};
 use crate::lower::LowerTiers;
-use crate::memory::{available_memory, generate_tier_memory};
+use crate::memory::{available_memory, generate_tier_memory, human_bytes};
 use crate::progress::Progress;
 use crate::tier::{solve_tier, AllocError, SolveStats, TierScores};
 use crate::write::{write_table_parallel, DEFAULT_BATCH_BLOCKS};
@@ -53,6 +59,21 @@ pub enum GenerateError {
     /// An array of the solver could not be allocated.
     #[error(transparent)]
     Alloc(#[from] AllocError),
+    /// Another process is writing the directory, or its lock cannot be taken.
+    #[error(transparent)]
+    Locked(#[from] LockError),
+    /// A tier needs more disk than its directory's filesystem has free.
+    #[error("tier {tier} needs {} of disk in {}, {} free; nothing was written for it", human_bytes(*needed), dir.display(), human_bytes(*free))]
+    NoSpace {
+        /// The tier.
+        tier: u8,
+        /// The directory.
+        dir: PathBuf,
+        /// Bytes needed: the table's bound and the side copies.
+        needed: u64,
+        /// Bytes free.
+        free: u64,
+    },
     /// Creating the directory failed.
     #[error("cannot create {path}: {source}")]
     CreateDir {
@@ -305,6 +326,12 @@ pub fn generate_with(
         path: dir.clone(),
         source,
     })?;
+    // Only the writing rank locks. Holding the lock proves any earlier writer dead: what it
+    // left is removed before any rank creates its scratch (after the barrier below).
+    let lock = lock_dir(comm, dir)?;
+    if let Some(lock) = &lock {
+        lock.remove_temporaries();
+    }
     let loaded = Manifest::load(dir)?;
     check_rules(dir, loaded.as_ref(), &opts.rules)?;
     let mut manifest = loaded.unwrap_or_else(|| Manifest::new(&opts.rules));
@@ -324,6 +351,11 @@ pub fn generate_with(
     } else {
         scratch_root.clone()
     };
+    // On an error (or a panic) from here on, this run's scratch and temporaries go.
+    let mut cleanup = Cleanup {
+        scratch: Some(scratch.as_path()),
+        lock: lock.as_ref(),
+    };
     std::fs::create_dir_all(&scratch).map_err(|source| GenerateError::CreateDir {
         path: scratch.clone(),
         source,
@@ -339,6 +371,14 @@ pub fn generate_with(
     for tier in 0..=opts.max_seeds {
         let positions = TierIndex::new(tier, IndexKind::Reachable).size();
         let needed_later = last_to_solve.is_some_and(|l| (tier as usize) < l);
+        let solve = !complete[tier as usize];
+        let side_copies = if needed_later { ranks as u64 } else { 0 };
+        check_disk(
+            comm,
+            dir,
+            tier,
+            generate_tier_disk(positions, solve, side_copies),
+        )?;
         if complete[tier as usize] {
             observer.tier_start(tier, positions, false);
             if needed_later {
@@ -433,6 +473,8 @@ pub fn generate_with(
         reports.push(report);
     }
     drop(lower);
+    cleanup.scratch = None;
+    cleanup.lock = None;
     // The side copies are only needed while generating; a failure to remove them is harmless.
     let _ = std::fs::remove_dir_all(&scratch);
     comm.barrier();
@@ -440,4 +482,79 @@ pub fn generate_with(
         let _ = std::fs::remove_dir_all(&scratch_root);
     }
     Ok(reports)
+}
+
+/// Takes the lock of `dir` on rank 0 (the writer), and tells every rank whether it got it, so
+/// that all return the error together.
+fn lock_dir(comm: &dyn Comm, dir: &Path) -> Result<Option<DirLock>, GenerateError> {
+    let mine = (comm.rank() == 0).then(|| DirLock::acquire(dir));
+    if comm.size() == 1 {
+        return Ok(mine.transpose()?);
+    }
+    // 0: locked; p + 1: held by process p; MAX - 1: held by another process; MAX: failed.
+    let code = match &mine {
+        None | Some(Ok(_)) => 0,
+        Some(Err(LockError::Held { pid: Some(p), .. })) => u64::from(*p) + 1,
+        Some(Err(LockError::Held { pid: None, .. })) => u64::MAX - 1,
+        Some(Err(LockError::Io { .. })) => u64::MAX,
+    };
+    let code = comm.all_reduce_max(code);
+    let dir = dir.to_path_buf();
+    match mine {
+        Some(lock) => Ok(Some(lock?)),
+        None if code == 0 => Ok(None),
+        None if code == u64::MAX => Err(LockError::Io {
+            path: dir.join(crate::lock::LOCK_FILE),
+            source: std::io::Error::other("rank 0 could not lock it"),
+        }
+        .into()),
+        None => Err(LockError::Held {
+            dir,
+            pid: u32::try_from(code - 1).ok(),
+        }
+        .into()),
+    }
+}
+
+/// Refuses tier `tier` when it needs more than the `needed` bytes the filesystem of `dir`
+/// has free (as rank 0 measures it, so that every rank decides alike). Where the free space
+/// cannot be read, nothing is refused.
+fn check_disk(comm: &dyn Comm, dir: &Path, tier: u8, needed: u64) -> Result<(), GenerateError> {
+    let free = if comm.rank() == 0 {
+        free_disk(dir).unwrap_or(u64::MAX)
+    } else {
+        0
+    };
+    let free = if comm.size() > 1 {
+        comm.all_reduce_max(free)
+    } else {
+        free
+    };
+    if needed > free {
+        return Err(GenerateError::NoSpace {
+            tier,
+            dir: dir.to_path_buf(),
+            needed,
+            free,
+        });
+    }
+    Ok(())
+}
+
+/// Removes, when dropped armed, this rank's scratch and (on the rank holding the lock) the
+/// temporaries of the directory: what a failed run would otherwise leave behind.
+struct Cleanup<'a> {
+    scratch: Option<&'a Path>,
+    lock: Option<&'a DirLock>,
+}
+
+impl Drop for Cleanup<'_> {
+    fn drop(&mut self) {
+        if let Some(scratch) = self.scratch {
+            let _ = std::fs::remove_dir_all(scratch);
+        }
+        if let Some(lock) = self.lock {
+            lock.remove_temporaries();
+        }
+    }
 }

@@ -9,9 +9,11 @@ mod buffer;
 mod cell;
 mod check;
 mod deep;
+mod disk;
 pub mod distributed;
 mod first_pass;
 mod generate;
+mod lock;
 mod lower;
 mod memory;
 mod prefetch;
@@ -25,9 +27,13 @@ pub use check::{check_tiers, CheckObserver};
 pub use deep::{
     verify_deep_with, DeepReport, TierVerdict, VerifyError, VerifyObserver, VerifyOptions,
 };
+pub use disk::{free_disk, generate_tier_disk, table_disk_bound};
 pub use generate::{
     generate, generate_with, DistributedStats, GenerateError, GenerateObserver, GenerateOptions,
     SolvedStats, TierReport, SCRATCH_DIR,
+};
+pub use lock::{
+    is_temporary, remove_held_temporaries, remove_temporaries, DirLock, LockError, LOCK_FILE,
 };
 pub use lower::LowerTiers;
 pub use memory::{

@@ -9,7 +9,7 @@ use anyhow::{bail, Context};
 use oware_db::{
     tier_file_name, Compression, IndexKind, Manifest, Rules, Table, TierIndex, MAX_SEEDS,
 };
-use oware_solver::{generate, GenerateOptions, TierReport};
+use oware_solver::{generate, GenerateError, GenerateOptions, TierReport};
 
 use super::common::{parse_threads, tables_rules};
 use super::progress::{solve_phase, Bars};
@@ -42,6 +42,8 @@ pub struct Args {
 
 /// Runs `oware generate`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // Before any thread starts: an interrupt removes the run's temporaries.
+    crate::signals::clean_up_on_signals();
     let total: u64 = (0..=args.max_seeds)
         .map(|n| TierIndex::new(n, IndexKind::Reachable).size())
         .sum();
@@ -72,7 +74,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let pool = builder.build().context("cannot start worker threads")?;
     let reports = pool
         .install(|| generate(&opts, &observer))
-        .with_context(|| format!("generating into {}", args.dir.display()))?;
+        .map_err(|e| in_context(e, &args))?;
     finish(&args, &opts, &observer, &reports, start);
     Ok(ExitCode::SUCCESS)
 }
@@ -147,6 +149,15 @@ fn run_mpi(
     // MPI is called from this (main) thread only: no `install` onto a pool thread.
     let reports = match oware_solver::generate_with(&comm, opts, &observer) {
         Ok(reports) => reports,
+        Err(GenerateError::Locked(e)) => {
+            // Every rank learns it together; rank 0 tells.
+            observer.finish();
+            if comm.rank() == 0 {
+                eprintln!("error: {e}");
+            }
+            let held = matches!(e, oware_solver::LockError::Held { .. });
+            comm.abort(if held { 2 } else { 1 })
+        }
         Err(e) => {
             // The other ranks would wait for this one forever: report, then end the job.
             observer.finish();
@@ -165,6 +176,15 @@ fn run_mpi(
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The error of `generate` for printing: a held lock as it is, any other error in the
+/// context of the directory.
+fn in_context(e: GenerateError, args: &Args) -> anyhow::Error {
+    match e {
+        GenerateError::Locked(e) => e.into(),
+        e => anyhow::Error::new(e).context(format!("generating into {}", args.dir.display())),
+    }
 }
 
 /// Clears the bars and prints the summary line.

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context};
 use oware_db::{tier_file_name, Compression, Manifest, Table, TierEntry, WriteOptions};
-use oware_solver::{write_table_parallel, DEFAULT_BATCH_BLOCKS};
+use oware_solver::{write_table_parallel, DirLock, DEFAULT_BATCH_BLOCKS};
 
 /// Arguments of `oware recompress`.
 #[derive(clap::Args)]
@@ -47,8 +47,10 @@ pub struct Args {
 ///
 /// # Errors
 /// A table cannot be read or written, the directories are the same, or the destination's
-/// manifest records other rules.
+/// manifest records other rules; another process writes the destination.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // Before any thread starts: an interrupt removes the partial files written.
+    crate::signals::clean_up_on_signals();
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
     let canonical = |d: &PathBuf| {
@@ -58,6 +60,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if canonical(&args.dir)? == canonical(&args.out)? {
         bail!("--out must be another directory than --dir");
     }
+    // The destination is written under its lock; what a dead writer left there goes first,
+    // and what this run leaves on an error goes too.
+    let lock = DirLock::acquire(&args.out)?;
+    lock.remove_temporaries();
+    let result = rewrite(&args);
+    if result.is_err() {
+        lock.remove_temporaries();
+    }
+    result
+}
+
+/// The work of [`run`], under the destination's lock.
+fn rewrite(args: &Args) -> anyhow::Result<ExitCode> {
     let source = Manifest::load(&args.dir)?;
     let tiers: Vec<u8> = if args.tiers.is_empty() {
         source

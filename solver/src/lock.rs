@@ -1,0 +1,232 @@
+//! The writer's lock of a table directory, and the temporary files a writer leaves there.
+//!
+//! A writer ([`crate::generate`], `oware recompress`) holds an exclusive advisory lock
+//! (`flock`, on unix) on `DIR/.lock` for as long as it writes; the file holds the holder's process id.
+//! The kernel releases the lock when the process ends, however it ends, so a lock file left
+//! by a dead process blocks nobody. Readers never look at it.
+//!
+//! Holding the lock proves that no other writer is alive, so the temporaries found in the
+//! directory then (`tier-NN.owt.tmp`, `manifest.json.tmp`, the scratch directory) are a dead
+//! writer's leftovers: [`DirLock::remove_temporaries`] removes them.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use thiserror::Error;
+
+use crate::generate::SCRATCH_DIR;
+
+/// The lock file of a table directory.
+pub const LOCK_FILE: &str = ".lock";
+
+/// Why a directory could not be locked.
+#[derive(Debug, Error)]
+pub enum LockError {
+    /// Another live process holds the lock.
+    #[error("{} is being written by {}", dir.display(), holder(*pid))]
+    Held {
+        /// The directory.
+        dir: PathBuf,
+        /// The holder's process id, as its lock file records it (`None` when unreadable).
+        pid: Option<u32>,
+    },
+    /// The lock file cannot be opened or locked.
+    #[error("cannot lock {}: {source}", path.display())]
+    Io {
+        /// The lock file.
+        path: PathBuf,
+        /// The cause.
+        source: io::Error,
+    },
+}
+
+fn holder(pid: Option<u32>) -> String {
+    pid.map_or_else(|| "another process".to_string(), |p| format!("process {p}"))
+}
+
+/// The directories this process holds locked, for [`remove_held_temporaries`].
+static HELD: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// An exclusive lock on a table directory, released when dropped (or when the process ends).
+#[derive(Debug)]
+pub struct DirLock {
+    dir: PathBuf,
+    file: File,
+}
+
+impl DirLock {
+    /// Takes the lock of `dir` (which must exist) without waiting, and writes this process's
+    /// id into the lock file.
+    ///
+    /// # Errors
+    /// [`LockError::Held`] when another process holds it; [`LockError::Io`] when the lock file
+    /// cannot be opened, locked or written.
+    pub fn acquire(dir: &Path) -> Result<DirLock, LockError> {
+        let path = dir.join(LOCK_FILE);
+        let io = |source| LockError::Io {
+            path: path.clone(),
+            source,
+        };
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(io)?;
+        match try_lock(&file) {
+            Ok(true) => {}
+            Ok(false) => {
+                let mut text = String::new();
+                let pid = file
+                    .read_to_string(&mut text)
+                    .ok()
+                    .and_then(|_| text.trim().parse().ok());
+                return Err(LockError::Held {
+                    dir: dir.to_path_buf(),
+                    pid,
+                });
+            }
+            Err(e) => return Err(io(e)),
+        }
+        file.set_len(0)
+            .and_then(|()| file.seek(SeekFrom::Start(0)))
+            .and_then(|_| writeln!(file, "{}", std::process::id()))
+            .map_err(io)?;
+        if let Ok(mut held) = HELD.lock() {
+            held.push(dir.to_path_buf());
+        }
+        Ok(DirLock {
+            dir: dir.to_path_buf(),
+            file,
+        })
+    }
+
+    /// The directory locked.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Removes the writers' temporaries of the directory: see [`remove_temporaries`].
+    pub fn remove_temporaries(&self) {
+        remove_temporaries(&self.dir);
+    }
+}
+
+impl Drop for DirLock {
+    fn drop(&mut self) {
+        if let Ok(mut held) = HELD.lock() {
+            if let Some(i) = held.iter().position(|d| *d == self.dir) {
+                held.swap_remove(i);
+            }
+        }
+        // The lock file stays (removing it would let two processes lock two different files);
+        // emptied, it names no holder.
+        let _ = self.file.set_len(0);
+        // Closing the file releases the lock.
+    }
+}
+
+/// Takes an exclusive `flock` on `file` without waiting: `Ok(false)` when another open file
+/// of the same inode holds one.
+#[cfg(unix)]
+fn try_lock(file: &File) -> io::Result<bool> {
+    use std::os::unix::io::AsRawFd;
+    loop {
+        // SAFETY: `flock` on a file descriptor this `File` owns and keeps open.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            return Ok(true);
+        }
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EWOULDBLOCK) => return Ok(false),
+            Some(libc::EINTR) => continue,
+            _ => return Err(e),
+        }
+    }
+}
+
+/// No advisory locks on this platform: the lock file is written, nothing is excluded.
+#[cfg(not(unix))]
+fn try_lock(_file: &File) -> io::Result<bool> {
+    Ok(true)
+}
+
+/// Whether `name` is a temporary file of a writer: `tier-NN.owt.tmp` or `manifest.json.tmp`.
+pub fn is_temporary(name: &str) -> bool {
+    name.strip_suffix(".tmp")
+        .is_some_and(|f| f == "manifest.json" || oware_db::tier_of_file_name(f).is_some())
+}
+
+/// Removes the temporaries of writers from `dir`: the scratch directory and every
+/// [`is_temporary`] file. Only for a caller that holds the directory's lock (else they may
+/// be a live writer's). Failures are ignored: what stays is removed by the next writer.
+pub fn remove_temporaries(dir: &Path) {
+    let _ = std::fs::remove_dir_all(dir.join(SCRATCH_DIR));
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        if e.file_name().to_str().is_some_and(is_temporary) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// Removes the temporaries of every directory this process holds locked: for a handler of
+/// an interrupt that ends the process before the writers can clean up.
+pub fn remove_held_temporaries() {
+    let held = match HELD.lock() {
+        Ok(held) => held,
+        Err(poisoned) => poisoned.into_inner(),
+    };
+    for dir in held.iter() {
+        remove_temporaries(dir);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_lock_is_refused_with_the_holders_pid() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = DirLock::acquire(dir.path()).unwrap();
+        match DirLock::acquire(dir.path()) {
+            Err(LockError::Held { pid, .. }) => assert_eq!(pid, Some(std::process::id())),
+            other => panic!("{other:?}"),
+        }
+        drop(lock);
+        let again = DirLock::acquire(dir.path()).unwrap();
+        assert_eq!(again.dir(), dir.path());
+    }
+
+    #[test]
+    fn temporaries_are_the_writers_files_only() {
+        assert!(is_temporary("tier-07.owt.tmp"));
+        assert!(is_temporary("manifest.json.tmp"));
+        assert!(!is_temporary("tier-07.owt"));
+        assert!(!is_temporary("notes.tmp"));
+        assert!(!is_temporary(LOCK_FILE));
+        let dir = tempfile::tempdir().unwrap();
+        for f in [
+            "tier-03.owt.tmp",
+            "manifest.json.tmp",
+            "tier-03.owt",
+            "notes.tmp",
+        ] {
+            std::fs::write(dir.path().join(f), b"x").unwrap();
+        }
+        std::fs::create_dir_all(dir.path().join(SCRATCH_DIR).join("rank-1")).unwrap();
+        remove_temporaries(dir.path());
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["notes.tmp", "tier-03.owt"]);
+    }
+}

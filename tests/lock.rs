@@ -1,0 +1,123 @@
+//! The writer's lock of a table directory: a second writer is refused at once with exit
+//! status 2, readers ignore the lock, and a lock file left by a dead process blocks nobody.
+
+#![cfg(unix)]
+
+mod support;
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use support::{ok, run, text};
+
+/// Takes the lock of `dir` as a writer does: an exclusive `flock` on `dir/.lock`, which
+/// holds the holder's process id.
+fn hold_lock(dir: &Path) -> File {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(dir.join(".lock"))
+        .unwrap();
+    use std::os::unix::io::AsRawFd;
+    // SAFETY: `flock` on a file descriptor `f` owns and keeps open.
+    let locked = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    assert_eq!(locked, 0, "flock");
+    f.set_len(0).unwrap();
+    writeln!(f, "{}", std::process::id()).unwrap();
+    f
+}
+
+#[test]
+fn a_second_writer_is_refused_at_once_while_the_lock_is_held() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("t");
+    let ds = d.to_str().unwrap();
+    let src = tmp.path().join("src");
+    let srcs = src.to_str().unwrap();
+    ok(&["generate", "--quiet", "--dir", srcs, "--max-seeds", "5"]);
+    let lock = hold_lock(&d);
+    let expected = format!(
+        "error: {ds} is being written by process {}\n",
+        std::process::id()
+    );
+    let start = Instant::now();
+    let out = run(&["generate", "--quiet", "--dir", ds, "--max-seeds", "12"]);
+    assert!(start.elapsed() < Duration::from_secs(5), "not at once");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(text(&out.stderr), expected);
+    let out = run(&[
+        "recompress",
+        "--dir",
+        srcs,
+        "--out",
+        ds,
+        "--compression",
+        "zstd",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(text(&out.stderr), expected);
+    // Nothing was written.
+    let names: Vec<_> = std::fs::read_dir(&d).unwrap().collect();
+    assert_eq!(names.len(), 1);
+    drop(lock);
+    ok(&["generate", "--quiet", "--dir", ds, "--max-seeds", "5"]);
+}
+
+#[test]
+fn readers_work_while_the_directory_is_locked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().to_str().unwrap();
+    ok(&["generate", "--quiet", "--dir", d, "--max-seeds", "6"]);
+    let _lock = hold_lock(tmp.path());
+    let info = ok(&["info", "--dir", d]);
+    assert!(!info.contains(".lock"), "{info}");
+    ok(&["info", "--dir", d, "--json"]);
+    ok(&["verify", "--dir", d, "-q"]);
+    ok(&[
+        "probe", "--dir", d, "1", "1", "1", "1", "1", "1", "0", "0", "0", "0", "0", "0",
+    ]);
+}
+
+#[test]
+fn a_lock_file_left_by_a_dead_process_does_not_block() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().to_str().unwrap();
+    // Present, naming a process, but locked by nobody.
+    std::fs::write(tmp.path().join(".lock"), "4000000\n").unwrap();
+    ok(&["generate", "--quiet", "--dir", d, "--max-seeds", "6"]);
+    ok(&["verify", "--dir", d, "-q"]);
+}
+
+#[test]
+fn of_two_writers_started_together_one_is_refused_or_finds_the_work_done() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().to_str().unwrap();
+    let spawn = || {
+        support::oware()
+            .args(["generate", "--quiet", "--dir", d, "--max-seeds", "12"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    let outs = [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()];
+    assert!(outs.iter().any(|o| o.status.success()));
+    for o in &outs {
+        if !o.status.success() {
+            assert_eq!(o.status.code(), Some(2));
+            let err = text(&o.stderr);
+            assert!(
+                err.starts_with(&format!("error: {d} is being written by process ")),
+                "{err}"
+            );
+        }
+    }
+    ok(&["verify", "--dir", d, "-q"]);
+}
