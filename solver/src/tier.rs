@@ -48,9 +48,10 @@
 use crate::cell::{far_exit, Change, Codes, FarExits};
 use crate::first_pass::first_cells;
 use crate::prefetch::prefetch;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::time::Instant;
 
+use bitvec::prelude::*;
 use oware_db::retro::Unranker;
 use oware_db::{IndexKind, Position, Rules, TierIndex};
 use rayon::prelude::*;
@@ -115,7 +116,9 @@ struct Ctx<'a> {
     /// The exits too low for a cell code, per `CHUNK` positions.
     far: &'a [FarExits],
     /// Frontier bits of the positions decided `+k` (`high`) and `−k` (`low`) at the current
-    /// level and not yet propagated: the sign is known without reading the cell.
+    /// level and not yet propagated: the sign is known without reading the cell. Bitsets in
+    /// `Lsb0` order (bit `j % 64` of word `j / 64`), marked through bitvec and drained a word
+    /// at a time.
     high: &'a [AtomicU64],
     low: &'a [AtomicU64],
     /// One flag per `DIRTY` positions: set when a frontier bit among them may have been
@@ -133,12 +136,13 @@ impl Ctx<'_> {
     ///
     /// Sequentially consistent, with the sweep's swap of the flag and read of the word: if
     /// the flag is seen already set here, the sweep that clears it reads the word after this
-    /// bit was set; otherwise the flag is set again. Either way no bit is left behind (on
-    /// x86 these are the same instructions as with weaker orderings).
+    /// bit was set; otherwise the flag is set again. Either way no bit is left behind. The
+    /// bit is set through bitvec, whose writes are relaxed, hence the fence.
     #[inline]
     fn mark(&self, j: u64, low: bool) {
         let bits = if low { self.low } else { self.high };
-        bits[(j / 64) as usize].fetch_or(1 << (j % 64), Ordering::SeqCst);
+        bits.view_bits::<Lsb0>().set_aliased(j as usize, true);
+        fence(Ordering::SeqCst);
         let dirty = &self.dirty[j as usize / DIRTY];
         if !dirty.load(Ordering::SeqCst) {
             dirty.store(true, Ordering::SeqCst);

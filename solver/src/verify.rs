@@ -59,6 +59,7 @@ use crate::prefetch::prefetch;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::time::Instant;
 
+use bitvec::prelude::*;
 use oware_db::retro::rank_of_child;
 use oware_db::{IndexKind, Outcome, Position, Rules, TierIndex};
 use rayon::prelude::*;
@@ -162,7 +163,9 @@ struct Ctx<'a> {
     scores: &'a [i8],
     lower: &'a LowerTiers,
     state: &'a [AtomicU8],
-    frontier: &'a [AtomicU64],
+    /// One bit per position: justified and nonzero, its parents not yet acted on. Marked
+    /// through the bit vector, drained a word at a time through its raw words.
+    frontier: &'a BitVec<AtomicU64, Lsb0>,
 }
 
 impl Ctx<'_> {
@@ -241,6 +244,7 @@ impl Ctx<'_> {
         }; SUB];
         let mut nonzero = 0u64;
         let mut word = 0u64;
+        let frontier = self.frontier.as_raw_slice();
         for (s_idx, sub) in out.chunks(SUB).enumerate() {
             pending.clear();
             for (slot, e) in evals.iter_mut().enumerate().take(sub.len()) {
@@ -282,7 +286,7 @@ impl Ctx<'_> {
                 cell.store(st, Ordering::Relaxed);
                 word |= u64::from(mark) << (i % 64);
                 if i % 64 == 63 || i + 1 == start as usize + out.len() {
-                    self.frontier[i / 64].store(word, Ordering::Relaxed);
+                    frontier[i / 64].store(word, Ordering::Relaxed);
                     word = 0;
                 }
             }
@@ -290,9 +294,12 @@ impl Ctx<'_> {
         nonzero
     }
 
+    /// Puts `j` in the frontier. Relaxed (as bitvec's writes are): the sweep that takes `j`
+    /// reads only the scores, which do not change, and the states of its parents, through
+    /// atomic operations of their own; sweeps are ordered by rayon's joins.
     #[inline]
     fn mark(&self, j: u64) {
-        self.frontier[(j / 64) as usize].fetch_or(1 << (j % 64), Ordering::Release);
+        self.frontier.set_aliased(j as usize, true);
     }
 
     /// A justified child scoring `vc` acts on its parent `j`.
@@ -333,6 +340,7 @@ impl Ctx<'_> {
     fn sweep(&self) -> u64 {
         const WORDS: usize = CHUNK / 64;
         self.frontier
+            .as_raw_slice()
             .par_chunks(WORDS)
             .enumerate()
             .map(|(c, chunk)| {
@@ -344,7 +352,7 @@ impl Ctx<'_> {
                     if word.load(Ordering::Relaxed) == 0 {
                         continue;
                     }
-                    let mut bits = word.swap(0, Ordering::Acquire);
+                    let mut bits = word.swap(0, Ordering::Relaxed);
                     while bits != 0 {
                         let b = u64::from(bits.trailing_zeros());
                         bits &= bits - 1;
@@ -422,7 +430,7 @@ pub fn verify_tier(
     assert_eq!(scores.len(), size, "tier {n}: scores of the wrong size");
     assert!(lower.len() >= n as usize, "tier {n}: lower tiers missing");
     let state: Vec<AtomicU8> = (0..size).map(|_| AtomicU8::new(0)).collect();
-    let frontier: Vec<AtomicU64> = (0..size.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
+    let frontier: BitVec<AtomicU64, Lsb0> = BitVec::repeat(false, size);
     let ctx = Ctx {
         rules,
         n,

@@ -34,6 +34,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::time::Instant;
 
+use bitvec::prelude::*;
 use oware_db::{IndexKind, Position, Rules, TierIndex};
 use rayon::prelude::*;
 
@@ -162,13 +163,15 @@ struct Ctx<'a> {
     cells: Vec<AtomicU8>,
     /// The exits too low for a cell code, per `CHUNK` owned positions.
     far: Vec<FarExits>,
-    frontier: Vec<AtomicU64>,
+    /// One bit per owned position: decided at this level, its parents not yet updated.
+    /// Marked through the bit vector, taken a word at a time through its raw words.
+    frontier: BitVec<AtomicU64, Lsb0>,
 }
 
 impl Ctx<'_> {
     #[inline]
     fn mark(&self, j: usize) {
-        self.frontier[j / 64].fetch_or(1 << (j % 64), Ordering::Relaxed);
+        self.frontier.set_aliased(j, true);
     }
 
     /// Level start: decides high the undecided owned positions whose exit is `k` and low
@@ -196,15 +199,16 @@ impl Ctx<'_> {
     /// from word `*cursor` on and wrapping around; `pending` is the number of marked bits.
     fn take(&self, cursor: &mut usize, pending: u64, max: usize) -> Vec<u32> {
         let mut out = Vec::new();
-        let words = self.frontier.len();
+        let frontier = self.frontier.as_raw_slice();
+        let words = frontier.len();
         let mut left = pending;
         while left > 0 && out.len() < max {
             let w = *cursor;
             *cursor = if w + 1 == words { 0 } else { w + 1 };
-            if self.frontier[w].load(Ordering::Relaxed) == 0 {
+            if frontier[w].load(Ordering::Relaxed) == 0 {
                 continue;
             }
-            let mut bits = self.frontier[w].swap(0, Ordering::Relaxed);
+            let mut bits = frontier[w].swap(0, Ordering::Relaxed);
             left = left.saturating_sub(u64::from(bits.count_ones()));
             while bits != 0 {
                 let b = bits.trailing_zeros() as usize;
@@ -323,6 +327,8 @@ pub fn solve_tier_local(
     let words = local.div_ceil(64);
     let frontier = try_vec(words, |_| AtomicU64::new(0))
         .map_err(|e| AllocError::new::<AtomicU64>(n, "frontier", positions, words, e.into_io()))?;
+    let mut frontier = BitVec::from_vec(frontier);
+    frontier.truncate(local);
     let mut ctx = Ctx {
         rules,
         index,
