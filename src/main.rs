@@ -47,6 +47,13 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        Err(_) if oware_solver::interrupted() => {
+            // A write gave up for an interrupt: the signal's thread cleans up and ends the
+            // process with the signal's status.
+            loop {
+                std::thread::park();
+            }
+        }
         Err(e) => {
             eprintln!("error: {}", commands::common::error_message(&e));
             // Another writer holds the directory: refused, as a usage error is.

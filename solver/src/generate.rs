@@ -427,6 +427,8 @@ pub fn generate_with(
         };
         if root {
             observer.start(crate::Phase::Write, positions);
+            // The table's and the manifest's temporaries, out of an interrupt's way.
+            let writing = crate::lock::writing();
             let written = write_table_parallel(
                 dir,
                 &opts.rules,
@@ -457,6 +459,7 @@ pub fn generate_with(
                 },
             );
             manifest.save(dir)?;
+            drop(writing);
         }
         comm.barrier();
         let seconds = start.elapsed().as_secs_f64();

@@ -33,7 +33,8 @@ pub use generate::{
     SolvedStats, TierReport, SCRATCH_DIR,
 };
 pub use lock::{
-    is_temporary, remove_held_temporaries, remove_temporaries, DirLock, LockError, LOCK_FILE,
+    interrupted, is_temporary, remove_held_temporaries, remove_temporaries, writing, DirLock,
+    LockError, LOCK_FILE,
 };
 pub use lower::LowerTiers;
 pub use memory::{

@@ -12,7 +12,8 @@
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, RwLock, RwLockReadGuard};
 
 use thiserror::Error;
 
@@ -175,9 +176,41 @@ pub fn remove_temporaries(dir: &Path) {
     }
 }
 
+/// Shared by every step that creates, writes and renames a writer's temporary file
+/// ([`writing`]); taken exclusively, and never given back, by [`remove_held_temporaries`], so
+/// that no temporary is created after that cleanup.
+static WRITING: RwLock<()> = RwLock::new(());
+
+/// Set once [`remove_held_temporaries`] has been called: writers stop at their next check.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Held while a writer creates, writes and renames a temporary file of a locked directory
+/// (a table, the manifest). An interrupt's cleanup waits for the steps in flight, so it never
+/// misses a temporary created while it runs.
+pub fn writing() -> RwLockReadGuard<'static, ()> {
+    WRITING
+        .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Whether the process is being interrupted ([`remove_held_temporaries`] was called): a
+/// long write checks it between batches and gives up.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::Relaxed)
+}
+
 /// Removes the temporaries of every directory this process holds locked: for a handler of
-/// an interrupt that ends the process before the writers can clean up.
+/// an interrupt that ends the process before the writers can clean up. It first waits for
+/// the writing steps in flight (which give up at their next check, see [`interrupted`]) and
+/// then keeps every new one from starting, for good: call it only just before the process
+/// ends.
 pub fn remove_held_temporaries() {
+    INTERRUPTED.store(true, Ordering::Relaxed);
+    let writing = WRITING
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    // Never released: the process ends after the cleanup, and no writer may start before.
+    std::mem::forget(writing);
     let held = match HELD.lock() {
         Ok(held) => held,
         Err(poisoned) => poisoned.into_inner(),

@@ -116,6 +116,8 @@ fn rewrite(args: &Args) -> anyhow::Result<ExitCode> {
         let scores = oware_solver::read_table(&table)?;
         let read = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
+        // The table's and the manifest's temporaries, out of an interrupt's way.
+        let writing = oware_solver::writing();
         let w = write_table_parallel(
             &args.out,
             &rules,
@@ -140,6 +142,7 @@ fn rewrite(args: &Args) -> anyhow::Result<ExitCode> {
             },
         );
         m.save(&args.out)?;
+        drop(writing);
         println!(
             "tier {n}: {} entries; {} {:.3} -> {} {:.3} bits/position; read {read:.2} s, \
              written {:.2} s",
