@@ -88,3 +88,28 @@ fn an_interrupt_leaves_complete_tiers_and_the_rerun_matches_a_clean_run() {
         assert_eq!(leftovers(&dir), Vec::<String>::new());
     }
 }
+
+#[test]
+fn an_interrupted_start_evaluation_that_generates_keeps_complete_tiers_only() {
+    // `verify --start --generate` writes tables as `generate` does, and is interrupted alike.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("k2");
+    let d = dir.to_str().unwrap();
+    let child = oware()
+        .args(["verify", "--start", "--seeds-per-house", "2", "--generate"])
+        .args(["--quiet", "--dir", d])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !dir.join("tier-10.owt").exists() && start.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // SAFETY: `kill` only sends a signal to the child started above.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(128 + libc::SIGINT));
+    assert_eq!(leftovers(&dir), Vec::<String>::new());
+    ok(&["verify", "--dir", d]);
+}

@@ -62,6 +62,18 @@ fn a_second_writer_is_refused_at_once_while_the_lock_is_held() {
     ]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(text(&out.stderr), expected);
+    // `verify --start --generate` writes tables too.
+    let out = run(&[
+        "verify",
+        "--start",
+        "--seeds-per-house",
+        "1",
+        "--generate",
+        "--dir",
+        ds,
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(text(&out.stderr), expected);
     // Nothing was written.
     let names: Vec<_> = std::fs::read_dir(&d).unwrap().collect();
     assert_eq!(names.len(), 1);

@@ -104,10 +104,17 @@ impl Manifest {
         Ok(Some(m))
     }
 
-    /// Checks what the manifest says against what it can be: a known index kind, and per
+    /// Checks what the manifest says against what it can be: this format, a known index kind, and per
     /// tier a tier of `0..=48`, as many entries as the tier has positions, a plain file name
     /// and a blake3 checksum in hex. Returns what is wrong first, naming the entry.
     fn check(&self) -> Result<(), String> {
+        if self.format != format::VERSION {
+            return Err(format!(
+                "format {}: this program reads format {}",
+                self.format,
+                format::VERSION
+            ));
+        }
         let Some(kind) = IndexKind::from_name(&self.index) else {
             return Err(format!(
                 "index `{}`: not `reachable` or `dense`",

@@ -23,6 +23,9 @@ pub enum VerifyError {
     /// The manifest cannot be read.
     #[error(transparent)]
     Db(#[from] oware_db::Error),
+    /// An array of the verifier could not be allocated.
+    #[error(transparent)]
+    Alloc(#[from] crate::AllocError),
     /// The verification needs more memory than is available.
     #[error(
         "deep verification of tiers up to {max} needs {} of memory ({needed} bytes: the \
@@ -148,7 +151,8 @@ pub trait VerifyObserver: Progress + CheckObserver {
 ///
 /// # Errors
 /// [`VerifyError::TooLarge`] when the verification does not fit in the memory available
-/// (checked before anything is read), [`VerifyError::Db`] when the manifest cannot be read.
+/// (checked before anything is read), [`VerifyError::Db`] when the manifest cannot be read,
+/// [`VerifyError::Alloc`] when an array of the verifier cannot be allocated.
 /// Tiers that fail are not errors: they are in the report.
 pub fn verify_deep_with(
     opts: &VerifyOptions,
@@ -196,7 +200,7 @@ pub fn verify_deep_with(
             Ok(scores) => {
                 observer.tier_read(n, size);
                 let verdict = if n >= a {
-                    let r = verify_tier(rules, n, &scores, &lower, observer);
+                    let r = verify_tier(rules, n, &scores, &lower, observer)?;
                     report.positions += r.positions;
                     TierVerdict::Verified(r)
                 } else {

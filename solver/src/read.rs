@@ -11,7 +11,8 @@ const TASK_BLOCKS: usize = 64;
 ///
 /// # Errors
 /// [`Error::CorruptBlock`] (the first corrupt block found, not necessarily the lowest), or
-/// [`Error::InvalidState`] when the table has more entries than this machine can address.
+/// [`Error::InvalidState`] when the table has more entries than this machine can address or
+/// its scores cannot be allocated.
 pub fn read_table(table: &Table) -> Result<Vec<i8>, Error> {
     let entries = usize::try_from(table.len()).map_err(|_| {
         Error::InvalidState(format!(
@@ -20,7 +21,14 @@ pub fn read_table(table: &Table) -> Result<Vec<i8>, Error> {
             table.len()
         ))
     })?;
-    let mut out = vec![0i8; entries];
+    let mut out = Vec::new();
+    out.try_reserve_exact(entries).map_err(|e| {
+        Error::InvalidState(format!(
+            "{}: cannot allocate the {entries} bytes of its scores: {e}",
+            table.path().display()
+        ))
+    })?;
+    out.resize(entries, 0);
     let step = table.block_entries() as usize * TASK_BLOCKS;
     out.par_chunks_mut(step)
         .enumerate()

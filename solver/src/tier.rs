@@ -137,10 +137,13 @@ impl Ctx<'_> {
     /// Sequentially consistent, with the sweep's swap of the flag and read of the word: if
     /// the flag is seen already set here, the sweep that clears it reads the word after this
     /// bit was set; otherwise the flag is set again. Either way no bit is left behind. The
-    /// bit is set through bitvec, whose writes are relaxed, hence the fence.
+    /// bit is set through bitvec, whose writes are relaxed, hence the fences: the one before
+    /// makes the cell's decision visible to the sweep that takes the bit, the one after
+    /// orders the bit before the read of the flag.
     #[inline]
     fn mark(&self, j: u64, low: bool) {
         let bits = if low { self.low } else { self.high };
+        fence(Ordering::SeqCst);
         bits.view_bits::<Lsb0>().set_aliased(j as usize, true);
         fence(Ordering::SeqCst);
         let dirty = &self.dirty[j as usize / DIRTY];

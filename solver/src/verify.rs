@@ -66,6 +66,7 @@ use rayon::prelude::*;
 
 use crate::lower::LowerTiers;
 use crate::progress::{Phase, Progress};
+use crate::tier::{try_vec, AllocError, IntoIo};
 
 /// Positions handled per parallel work item (a multiple of 64: whole frontier words).
 const CHUNK: usize = 1 << 14;
@@ -414,6 +415,9 @@ impl Ctx<'_> {
 /// Any score values are accepted (corrupt ones are reported, never a panic): arithmetic is
 /// done in `i16`.
 ///
+/// # Errors
+/// [`AllocError`] when the verification state or the frontier cannot be allocated.
+///
 /// # Panics
 /// If `scores.len()` is not the size of tier `n`, if `lower` holds fewer than `n` tiers, or
 /// if `n > 48`.
@@ -423,14 +427,21 @@ pub fn verify_tier(
     scores: &[i8],
     lower: &LowerTiers,
     progress: &dyn Progress,
-) -> VerifyReport {
+) -> Result<VerifyReport, AllocError> {
     let t0 = Instant::now();
     let index = TierIndex::new(n, IndexKind::Reachable);
     let size = index.size() as usize;
     assert_eq!(scores.len(), size, "tier {n}: scores of the wrong size");
     assert!(lower.len() >= n as usize, "tier {n}: lower tiers missing");
-    let state: Vec<AtomicU8> = (0..size).map(|_| AtomicU8::new(0)).collect();
-    let frontier: BitVec<AtomicU64, Lsb0> = BitVec::repeat(false, size);
+    let positions = size as u64;
+    let state = try_vec(size, |_| AtomicU8::new(0)).map_err(|e| {
+        AllocError::new::<AtomicU8>(n, "verification state", positions, size, e.into_io())
+    })?;
+    let words = size.div_ceil(64);
+    let frontier = try_vec(words, |_| AtomicU64::new(0))
+        .map_err(|e| AllocError::new::<AtomicU64>(n, "frontier", positions, words, e.into_io()))?;
+    let mut frontier = BitVec::<AtomicU64, Lsb0>::from_vec(frontier);
+    frontier.truncate(size);
     let ctx = Ctx {
         rules,
         n,
@@ -488,12 +499,12 @@ pub fn verify_tier(
                 (a + b, la)
             },
         );
-    VerifyReport {
+    Ok(VerifyReport {
         tier: n,
         positions: size as u64,
         nonzero,
         mismatches,
         first: first.into_iter().map(|i| ctx.mismatch(i)).collect(),
         seconds: t0.elapsed().as_secs_f64(),
-    }
+    })
 }

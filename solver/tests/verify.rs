@@ -36,7 +36,7 @@ fn solver_scores_verify_up_to_tier_10() {
         for n in 0..=10u8 {
             let (scores, stats) =
                 solve_tier(&rules, n, &lower, &NoProgress).expect("tier allocates");
-            let report = verify_tier(&rules, n, scores.as_slice(), &lower, &NoProgress);
+            let report = verify_tier(&rules, n, scores.as_slice(), &lower, &NoProgress).unwrap();
             assert!(report.is_ok(), "{rules} tier {n}: {:?}", report.first);
             assert_eq!(report.positions, stats.positions);
             assert_eq!(report.tier, n);
@@ -163,7 +163,7 @@ fn a_changed_score_is_named() {
                 let mut t = tiers.clone();
                 t[n as usize][i as usize] = new;
                 let expected = recurrence(&rules, &t, n, i);
-                let report = verify_tier(&rules, n, &t[n as usize], &lower, &NoProgress);
+                let report = verify_tier(&rules, n, &t[n as usize], &lower, &NoProgress).unwrap();
                 assert!(!report.is_ok(), "{rules} {}: {old} -> {new}", idx.unrank(i));
                 for m in &report.first {
                     assert_eq!(m.position, idx.unrank(m.index));
@@ -195,7 +195,7 @@ fn out_of_range_scores_are_named_without_panic() {
             let i = (k as u64 * 7919 + 13) % size;
             let mut t = tiers.clone();
             t[n as usize][i as usize] = bad;
-            let report = verify_tier(&rules, n, &t[n as usize], &lower, &NoProgress);
+            let report = verify_tier(&rules, n, &t[n as usize], &lower, &NoProgress).unwrap();
             assert!(names(&report, i, bad, MismatchKind::Bound), "{report:?}");
         }
         // Corrupt lower tiers: nothing overflows; the parents are named.
@@ -207,7 +207,7 @@ fn out_of_range_scores_are_named_without_panic() {
         for s in &t[..n as usize] {
             bad_lower.push(Arc::from(s.clone()));
         }
-        let report = verify_tier(&rules, n, &t[n as usize], &bad_lower, &NoProgress);
+        let report = verify_tier(&rules, n, &t[n as usize], &bad_lower, &NoProgress).unwrap();
         assert!(!report.is_ok());
         for m in &report.first {
             let expected = recurrence(&rules, &t, n, m.index);
@@ -245,7 +245,7 @@ fn consistent_fake_values_on_endless_positions_are_unjustified() {
             for s in &t[..n as usize] {
                 lower.push(Arc::from(s.clone()));
             }
-            let report = verify_tier(&rules, n, &t[n as usize], &lower, &NoProgress);
+            let report = verify_tier(&rules, n, &t[n as usize], &lower, &NoProgress).unwrap();
             assert_eq!(report.mismatches, changed.len() as u64, "{rules} tier {n}");
             let listed: Vec<u64> = report.first.iter().map(|m| m.index).collect();
             assert_eq!(listed, changed[..changed.len().min(10)]);
@@ -276,7 +276,9 @@ fn reports_do_not_depend_on_thread_count() {
             .num_threads(threads)
             .build()
             .expect("thread pool");
-        let mut r = pool.install(|| verify_tier(&rules, n, &t, &lower, &NoProgress));
+        let mut r = pool
+            .install(|| verify_tier(&rules, n, &t, &lower, &NoProgress))
+            .unwrap();
         r.seconds = 0.0;
         r
     };

@@ -148,6 +148,15 @@ pub fn error_message(e: &anyhow::Error) -> String {
     out
 }
 
+/// The error of [`oware_solver::generate`] for printing: a held lock as it is (`main` gives
+/// it exit status 2), any other error in the context of the directory.
+pub fn generate_error(e: oware_solver::GenerateError, dir: &std::path::Path) -> anyhow::Error {
+    match e {
+        oware_solver::GenerateError::Locked(e) => e.into(),
+        e => anyhow::Error::new(e).context(format!("generating into {}", dir.display())),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,7 +9,7 @@ use anyhow::{bail, Context};
 use oware_db::{
     tier_file_name, Compression, IndexKind, Manifest, Rules, Table, TierIndex, MAX_SEEDS,
 };
-use oware_solver::{generate, GenerateError, GenerateOptions, TierReport};
+use oware_solver::{generate, GenerateOptions, TierReport};
 
 use super::common::{parse_threads, tables_rules};
 use super::progress::{solve_phase, Bars};
@@ -74,7 +74,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let pool = builder.build().context("cannot start worker threads")?;
     let reports = pool
         .install(|| generate(&opts, &observer))
-        .map_err(|e| in_context(e, &args))?;
+        .map_err(|e| crate::commands::common::generate_error(e, &args.dir))?;
     finish(&args, &opts, &observer, &reports, start);
     Ok(ExitCode::SUCCESS)
 }
@@ -176,15 +176,6 @@ fn run_mpi(
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The error of `generate` for printing: a held lock as it is, any other error in the
-/// context of the directory.
-fn in_context(e: GenerateError, args: &Args) -> anyhow::Error {
-    match e {
-        GenerateError::Locked(e) => e.into(),
-        e => anyhow::Error::new(e).context(format!("generating into {}", args.dir.display())),
-    }
 }
 
 /// Clears the bars and prints the summary line.

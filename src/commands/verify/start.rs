@@ -142,7 +142,7 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             memory_limit: None,
             compression: Default::default(),
         };
-        generate(&opts, &bars).with_context(|| format!("generating into {}", dir.display()))?;
+        generate(&opts, &bars).map_err(|e| crate::commands::common::generate_error(e, dir))?;
         bars.finish();
         let s = t0.elapsed().as_secs_f64();
         if !args.json {

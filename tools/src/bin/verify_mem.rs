@@ -22,7 +22,8 @@ fn main() {
         let t = Instant::now();
         let (scores, stats) = solve_tier(&rules, n, &lower, &NoProgress).expect("tier allocates");
         let solve = t.elapsed().as_secs_f64();
-        let report = verify_tier(&rules, n, scores.as_slice(), &lower, &NoProgress);
+        let report =
+            verify_tier(&rules, n, scores.as_slice(), &lower, &NoProgress).expect("tier allocates");
         let verify = report.seconds;
         println!(
             "tier {n:2}: {:>11} positions  solve {:7.3} s {:7.2} M/s  verify {:7.3} s {:7.2} M/s  ratio {:.2}  mismatches {}",
