@@ -109,6 +109,21 @@ fn a_manifest_entry_of_the_wrong_size_is_refused() {
 }
 
 #[test]
+fn a_manifest_of_another_format_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), "abapa", 4);
+    edit_manifest(tmp.path(), |m| m["format"] = 99.into());
+    let d = tmp.path().to_str().unwrap();
+    for cmd in ["info", "verify"] {
+        let line = one_error(&run(&[cmd, "--dir", d]), 1);
+        assert!(
+            line.contains("manifest.json") && line.contains("format 99"),
+            "{cmd}: {line}"
+        );
+    }
+}
+
+#[test]
 fn threads_out_of_range_are_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path().to_str().unwrap();
