@@ -4,12 +4,13 @@
 use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Component, Path};
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 use crate::format;
+use crate::position::MAX_SEEDS;
 use crate::rules::Rules;
 
 /// The manifest file name inside a table directory.
@@ -70,7 +71,8 @@ impl Manifest {
         }
     }
 
-    /// Reads `dir/manifest.json`; `Ok(None)` if there is none.
+    /// Reads `dir/manifest.json` and checks it as [`Manifest::parse`] does; `Ok(None)` if there
+    /// is none.
     ///
     /// # Errors
     /// [`Error::Io`] if it cannot be read, [`Error::Manifest`] if it is not a valid manifest.
@@ -81,15 +83,52 @@ impl Manifest {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::io(path, e)),
         };
-        let m: Manifest = serde_json::from_str(&text).map_err(|e| Error::Manifest {
-            path: path.clone(),
-            detail: e.to_string(),
-        })?;
-        m.rules().map_err(|e| match e {
+        Manifest::parse(&text).map(Some).map_err(|e| match e {
             Error::Manifest { detail, .. } => Error::Manifest { path, detail },
             other => other,
+        })
+    }
+
+    /// Parses the text of a `manifest.json` (as [`Manifest::load`] does after reading the
+    /// file) and checks it: its rules text parses, every tier is at most
+    /// [`MAX_SEEDS`](crate::MAX_SEEDS), and every tier's file is a plain file name (no
+    /// directory part: the tables are files of the manifest's directory).
+    ///
+    /// ```
+    /// use oware_db::{Manifest, Rules};
+    /// let m = Manifest::parse(r#"{"format": 1, "rules": "awari", "index": "reachable", "tiers": {}}"#)?;
+    /// assert_eq!(m.rules()?, Rules::AWARI);
+    /// assert!(Manifest::parse("{}").is_err());
+    /// let outside = r#"{"format": 1, "rules": "awari", "index": "reachable",
+    ///     "tiers": {"0": {"file": "../x.owt", "entries": 1, "file_size": 1, "checksum": ""}}}"#;
+    /// assert!(Manifest::parse(outside).is_err());
+    /// # Ok::<(), oware_db::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Manifest`] (its path is `manifest.json`) if the text is not a valid manifest.
+    pub fn parse(text: &str) -> Result<Manifest, Error> {
+        let m: Manifest = serde_json::from_str(text).map_err(|e| Error::Manifest {
+            path: MANIFEST_FILE.into(),
+            detail: e.to_string(),
         })?;
-        Ok(Some(m))
+        m.rules()?;
+        for (&tier, e) in &m.tiers {
+            let bad = |detail: String| Error::Manifest {
+                path: MANIFEST_FILE.into(),
+                detail,
+            };
+            if tier > MAX_SEEDS {
+                return Err(bad(format!("tier {tier} (the tiers are 0..={MAX_SEEDS})")));
+            }
+            if !is_plain_file_name(&e.file) {
+                return Err(bad(format!(
+                    "tier {tier}: file `{}` is not a plain file name inside the directory",
+                    e.file
+                )));
+            }
+        }
+        Ok(m)
     }
 
     /// Writes `dir/manifest.json` atomically: `manifest.json.tmp`, fsync, rename, fsync of
@@ -125,6 +164,16 @@ impl Manifest {
             detail: format!("rules `{}`: {e}", self.rules),
         })
     }
+}
+
+/// Whether `name` names a file of the directory itself: one normal path component (not
+/// empty, `.`, `..`, absolute, or with a separator), so that a manifest cannot point the
+/// readers at a file outside its directory.
+fn is_plain_file_name(name: &str) -> bool {
+    let mut parts = Path::new(name).components();
+    matches!(parts.next(), Some(Component::Normal(_)))
+        && parts.next().is_none()
+        && !name.contains(['/', '\\'])
 }
 
 /// Fsyncs a directory so that a rename inside it is durable (a no-op where directories
