@@ -14,7 +14,9 @@ fn table_bytes(n: u8, compression: Compression) -> Vec<u8> {
     let dir = tempfile::tempdir().unwrap();
     let size = oware_db::tier_size(n, IndexKind::Reachable) as usize;
     let span = 2 * usize::from(n) + 1;
-    let scores: Vec<i8> = (0..size).map(|i| ((i * 7) % span) as i8 - n as i8).collect();
+    let scores: Vec<i8> = (0..size)
+        .map(|i| ((i * 7) % span) as i8 - n as i8)
+        .collect();
     let opts = WriteOptions {
         block_entries: 40,
         compression,

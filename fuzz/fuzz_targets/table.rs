@@ -24,7 +24,11 @@ fuzz_target!(|data: &[u8]| {
     };
     let n = table.len();
     let _ = (table.rules(), table.kind(), table.compression_level());
-    let _ = (table.block_count(), table.bits_per_entry(), table.checksum_hex());
+    let _ = (
+        table.block_count(),
+        table.bits_per_entry(),
+        table.checksum_hex(),
+    );
     let checksum = table.verify_checksum();
     let mut probe = Probe::new(data);
     let all = if n <= READ_ALL_MAX {
