@@ -1,7 +1,7 @@
 //! The plain checks of a table directory, file by file: each table's header, its whole-file
 //! checksum (recomputed), its size and entry count against its trailer and the manifest
-//! ([`check_table_file`], [`check_tier`]), and the tiers the directory should hold
-//! ([`expected_tiers`]: a gap in the sequence is a missing tier).
+//! ([`check_table_file`], [`check_table`], [`check_tier`]), and the tiers the directory
+//! should hold ([`expected_tiers`]: a gap in the sequence is a missing tier).
 //!
 //! These checks need only the reader: they prove that the files are those the generation
 //! wrote, not that their scores are right (that is the deep verification of `oware-solver`).
@@ -160,7 +160,23 @@ pub fn check_table_file(
             recorded: entry.is_some(),
         });
     }
-    let table = Table::open(path)?;
+    check_table(Table::open(path)?, n, rules, entry)
+}
+
+/// The plain checks of [`check_table_file`] that follow the opening of the file, on a table
+/// already open (from a file, or from bytes in memory with [`Table::from_bytes`]): it holds
+/// tier `n`, was built under `rules`, with the reachable index and as many entries as the
+/// tier has positions; its checksum, recomputed over the whole file, matches its trailer; the
+/// manifest's `entry` records it, with that checksum, entry count and size.
+///
+/// # Errors
+/// [`CheckError`]: the first check that fails.
+pub fn check_table(
+    table: Table,
+    n: u8,
+    rules: &Rules,
+    entry: Option<&TierEntry>,
+) -> Result<CheckedTable, CheckError> {
     if table.tier() != n {
         return Err(CheckError::WrongTier {
             found: table.tier(),

@@ -52,7 +52,8 @@ mod tablebase;
 mod write;
 
 pub use check::{
-    check_table_file, check_tier, expected_tiers, tier_path, CheckError, CheckedTable, TierCheck,
+    check_table, check_table_file, check_tier, expected_tiers, tier_path, CheckError, CheckedTable,
+    TierCheck,
 };
 pub use error::{Error, ParseError};
 pub use format::{tier_file_name, tier_of_file_name, Compression, UnknownCompression};

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Component, Path};
 
 use serde::{Deserialize, Serialize};
 
@@ -72,7 +72,8 @@ impl Manifest {
         }
     }
 
-    /// Reads `dir/manifest.json`; `Ok(None)` if there is none.
+    /// Reads `dir/manifest.json` and checks it as [`Manifest::parse`] does; `Ok(None)` if there
+    /// is none.
     ///
     /// The manifest is checked as it is read: its rules parse, its index kind is known, and
     /// every tier entry names a tier of `0..=48` with as many entries as the tier has
@@ -88,20 +89,42 @@ impl Manifest {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::io(path, e)),
         };
-        let m: Manifest = serde_json::from_str(&text).map_err(|e| Error::Manifest {
-            path: path.clone(),
+        Manifest::parse(&text).map(Some).map_err(|e| match e {
+            Error::Manifest { detail, .. } => Error::Manifest { path, detail },
+            other => other,
+        })
+    }
+
+    /// Parses the text of a `manifest.json` (as [`Manifest::load`] does after reading the
+    /// file) and checks it: its format is this program's, its rules text parses, its index
+    /// kind is known, and every tier is at most [`MAX_SEEDS`](crate::MAX_SEEDS), has as many
+    /// entries as its positions, a blake3 checksum in hex and a plain file name (no directory
+    /// part: the tables are files of the manifest's directory).
+    ///
+    /// ```
+    /// use oware_db::{Manifest, Rules};
+    /// let m = Manifest::parse(r#"{"format": 1, "rules": "awari", "index": "reachable", "tiers": {}}"#)?;
+    /// assert_eq!(m.rules()?, Rules::AWARI);
+    /// assert!(Manifest::parse("{}").is_err());
+    /// let outside = r#"{"format": 1, "rules": "awari", "index": "reachable",
+    ///     "tiers": {"0": {"file": "../x.owt", "entries": 1, "file_size": 1, "checksum": ""}}}"#;
+    /// assert!(Manifest::parse(outside).is_err());
+    /// # Ok::<(), oware_db::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Manifest`] (its path is `manifest.json`) if the text is not a valid manifest.
+    pub fn parse(text: &str) -> Result<Manifest, Error> {
+        let m: Manifest = serde_json::from_str(text).map_err(|e| Error::Manifest {
+            path: MANIFEST_FILE.into(),
             detail: e.to_string(),
         })?;
-        m.rules().map_err(|e| match e {
-            Error::Manifest { detail, .. } => Error::Manifest {
-                path: path.clone(),
-                detail,
-            },
-            other => other,
+        m.rules()?;
+        m.check().map_err(|detail| Error::Manifest {
+            path: MANIFEST_FILE.into(),
+            detail,
         })?;
-        m.check()
-            .map_err(|detail| Error::Manifest { path, detail })?;
-        Ok(Some(m))
+        Ok(m)
     }
 
     /// Checks what the manifest says against what it can be: this format, a known index kind, and per
@@ -132,8 +155,7 @@ impl Manifest {
                     e.entries
                 ));
             }
-            if e.file.is_empty() || e.file == "." || e.file == ".." || e.file.contains(['/', '\\'])
-            {
+            if !is_plain_file_name(&e.file) {
                 return Err(format!("tier {n}: file `{}` is not a file name", e.file));
             }
             if e.checksum.len() != 64 || !e.checksum.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -179,6 +201,16 @@ impl Manifest {
             detail: format!("rules `{}`: {e}", self.rules),
         })
     }
+}
+
+/// Whether `name` names a file of the directory itself: one normal path component (not
+/// empty, `.`, `..`, absolute, or with a separator), so that a manifest cannot point the
+/// readers at a file outside its directory.
+fn is_plain_file_name(name: &str) -> bool {
+    let mut parts = Path::new(name).components();
+    matches!(parts.next(), Some(Component::Normal(_)))
+        && parts.next().is_none()
+        && !name.contains(['/', '\\'])
 }
 
 /// Fsyncs a directory so that a rename inside it is durable (a no-op where directories

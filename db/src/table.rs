@@ -1,5 +1,5 @@
-//! The reader of one tier table: a memory-mapped file, one block (zstd) or one sub-block
-//! (ctx-huffman) decoded per probe, and a small cache of decoded units shared by all
+//! The reader of one tier table: a memory-mapped file (or a buffer in memory,
+//! [`Table::from_bytes`]), one block (zstd) or one sub-block (ctx-huffman) decoded per probe, and a small cache of decoded units shared by all
 //! threads. The ctx-huffman decode tables are built once when the table is opened.
 
 use std::cell::RefCell;
@@ -26,6 +26,23 @@ struct Slot {
     data: Vec<u8>,
 }
 
+/// The bytes of a table: a read-only map of its file, or a buffer the table owns.
+enum Bytes {
+    Map(Mmap),
+    Owned(Vec<u8>),
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Map(m) => m,
+            Bytes::Owned(v) => v,
+        }
+    }
+}
+
 thread_local! {
     /// One zstd decompression context per thread, reused by every probe.
     static DCTX: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
@@ -40,7 +57,7 @@ thread_local! {
 /// threads.
 pub struct Table {
     path: PathBuf,
-    map: Mmap,
+    map: Bytes,
     header: Header,
     header_len: usize,
     index_offset: usize,
@@ -102,10 +119,35 @@ impl Table {
         // would make reads of the missing pages fault). Every read below is bounds-checked
         // against the map's length, which is fixed at mapping time.
         let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
-        Self::from_map(path, map)
+        Self::from_map(path, Bytes::Map(map))
     }
 
-    fn from_map(path: &Path, map: Mmap) -> Result<Table, Error> {
+    /// A table over the bytes of a table file held in memory (read from anywhere: a network
+    /// reply, an archive, an embedded resource), with the same checks as [`Table::open`]. The
+    /// table owns the buffer, so nothing can change it under the reader: this is the safe
+    /// alternative to a memory map. [`Table::path`] is `<memory>`, and errors name it.
+    ///
+    /// ```
+    /// use oware_db::{Error, Table};
+    /// assert!(matches!(Table::from_bytes(b"not a table".to_vec()), Err(Error::BadMagic { .. })));
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Table::open`], less [`Error::Io`]: [`Error::BadMagic`],
+    /// [`Error::UnsupportedVersion`], [`Error::Truncated`], [`Error::BadHeader`].
+    pub fn from_bytes(bytes: Vec<u8>) -> Result<Table, Error> {
+        let path = Path::new("<memory>");
+        if bytes.len() < format::MAGIC.len() {
+            return Err(Error::Truncated {
+                path: path.to_path_buf(),
+                size: bytes.len() as u64,
+                detail: "shorter than the magic".into(),
+            });
+        }
+        Self::from_map(path, Bytes::Owned(bytes))
+    }
+
+    fn from_map(path: &Path, map: Bytes) -> Result<Table, Error> {
         let bytes: &[u8] = &map;
         let size = bytes.len() as u64;
         let (header, header_len) = Header::decode(path, bytes)?;
@@ -174,7 +216,7 @@ impl Table {
         })
     }
 
-    /// The file this table was opened from.
+    /// The file this table was opened from (`<memory>` for [`Table::from_bytes`]).
     pub fn path(&self) -> &Path {
         &self.path
     }
