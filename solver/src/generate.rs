@@ -194,6 +194,14 @@ impl SolvedStats {
         }
     }
 
+    /// Seconds reading the slices of the lower tiers (part of the init; 0 when held whole).
+    pub fn load_seconds(&self) -> f64 {
+        match self {
+            SolvedStats::Single(s) => s.load_seconds,
+            SolvedStats::Distributed(_) => 0.0,
+        }
+    }
+
     /// Seconds of propagation, every level (on this rank, communication included).
     pub fn propagate_seconds(&self) -> f64 {
         match self {

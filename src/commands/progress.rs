@@ -252,9 +252,10 @@ impl GenerateObserver for Bars {
                 stats.init_seconds(),
                 if stats.exit_sweeps() > 1 {
                     format!(
-                        " in {} sweeps (slices of ≤ {})",
+                        " in {} sweeps (slices of ≤ {}, read in {:.2} s)",
                         stats.exit_sweeps(),
-                        oware_solver::human_bytes(stats.slice_bytes())
+                        oware_solver::human_bytes(stats.slice_bytes()),
+                        stats.load_seconds()
                     )
                 } else {
                     String::new()
