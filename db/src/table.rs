@@ -403,6 +403,52 @@ impl Table {
         Ok(())
     }
 
+    /// Decompresses the entries `first..first + out.len()` into `out`, wherever the range
+    /// starts and ends: the blocks it covers whole are decoded into `out` directly, the
+    /// (at most two) blocks it cuts are decoded whole into a scratch buffer and the part in
+    /// range copied. The way to read a slice of a table that does not follow block bounds
+    /// (the library itself starts no thread: split a long range between threads).
+    ///
+    /// # Errors
+    /// [`Error::IndexOutOfRange`] when the range ends past the table; [`Error::CorruptBlock`].
+    pub fn read_range(&self, first: u64, out: &mut [i8]) -> Result<(), Error> {
+        let entries = self.header.entries;
+        let end = first
+            .checked_add(out.len() as u64)
+            .filter(|&e| e <= entries)
+            .ok_or(Error::IndexOutOfRange {
+                index: first.saturating_add(out.len() as u64).saturating_sub(1),
+                len: entries,
+            })?;
+        let be = u64::from(self.header.block_entries);
+        let mut at = first;
+        let mut scratch: Vec<u8> = Vec::new();
+        while at < end {
+            let block = at / be;
+            let block_start = block * be;
+            let block_end = (block_start + be).min(entries);
+            let stop = block_end.min(end);
+            let dst = &mut out[(at - first) as usize..(stop - first) as usize];
+            if at == block_start && stop == block_end {
+                // SAFETY: `i8` and `u8` have the same size and alignment, and every byte is
+                // a valid `i8`; the slice reborrows `out` for this call only.
+                let bytes = unsafe {
+                    std::slice::from_raw_parts_mut(dst.as_mut_ptr().cast::<u8>(), dst.len())
+                };
+                self.decompress_block(block, bytes)?;
+            } else {
+                scratch.resize((block_end - block_start) as usize, 0);
+                self.decompress_block(block, &mut scratch)?;
+                let from = (at - block_start) as usize;
+                for (d, &s) in dst.iter_mut().zip(&scratch[from..]) {
+                    *d = s as i8;
+                }
+            }
+            at = stop;
+        }
+        Ok(())
+    }
+
     fn corrupt(&self, block: u64, detail: String) -> Error {
         Error::CorruptBlock {
             path: self.path.clone(),

@@ -1,6 +1,7 @@
 //! The first pass over a tier: what it finds of each position ([`Initial`]: its exit and
 //! open count) and the first cells it writes from that ([`first_cells`]), for both the
-//! single-process and the distributed solver.
+//! single-process and the distributed solver, and the sweeps of the sliced first pass
+//! ([`fold_cells`]) when the lower tiers are read in slices.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -10,6 +11,7 @@ use oware_db::{Outcome, Position, Rules, TierIndex};
 use crate::cell::{Codes, FarExits, NO_EXIT};
 use crate::lower::LowerTiers;
 use crate::prefetch::prefetch;
+use crate::slice::Loaded;
 
 /// What the first pass finds of a position before its captures are looked up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,6 +85,87 @@ pub(crate) fn first_cells(
             if let Some(e) = low_exit {
                 far.push(((s * SUB + slot) as u16, e));
             }
+            cell.store(c, Ordering::Relaxed);
+        }
+    }
+    far.into_boxed_slice()
+}
+
+/// Which sweep of a sliced first pass (see [`fold_cells`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Sweep {
+    /// The first of several: the cells receive each position's exit so far (game ends and
+    /// the captures into this slice) as an `i8`, `NO_EXIT` for none.
+    First,
+    /// Neither first nor last: the captures into this slice are folded into the cells.
+    Middle,
+    /// The last (the only one when the window is one slice, then also folding game ends):
+    /// the captures into this slice are folded in, and the cells encoded by `codes`.
+    Last {
+        /// The tier's codes.
+        codes: Codes,
+        /// Whether this is also the first sweep.
+        first: bool,
+    },
+}
+
+/// One sweep of the sliced first pass over the positions of indices `start..start +
+/// out.len()` of tier `index` (a chunk of at most 2^16 positions): generates their moves,
+/// folds `captured − score(child)` into the exit held in the cell for every capture whose
+/// child `slice` holds (prefetched in batches, as in [`first_cells`]), and on the last sweep
+/// encodes the cells as [`first_cells`] does. Between sweeps a cell holds the position's
+/// exit so far (game ends included), so after the last sweep every capture of the window
+/// has been folded in exactly once. Returns the chunk's exits that are too low for a cell
+/// code on the last sweep (empty before).
+#[inline]
+pub(crate) fn fold_cells(
+    rules: &Rules,
+    index: &TierIndex,
+    slice: &Loaded<'_>,
+    sweep: Sweep,
+    start: u64,
+    out: &[AtomicU8],
+) -> FarExits {
+    const SUB: usize = 32;
+    debug_assert!(out.len() <= 1 << 16);
+    let first = matches!(sweep, Sweep::First | Sweep::Last { first: true, .. });
+    let mut cursor = index.cursor(start, start + out.len() as u64);
+    let mut captures: Vec<(usize, &i8, i8)> = Vec::with_capacity(SUB * 6);
+    let mut inits = [Initial {
+        exit: NO_EXIT,
+        open: None,
+    }; SUB];
+    let mut exits = ExitMoves::new(rules);
+    let mut far = Vec::new();
+    for (s, sub) in out.chunks(SUB).enumerate() {
+        captures.clear();
+        for (slot, (init, cell)) in inits.iter_mut().zip(sub).enumerate() {
+            let p = cursor.next().unwrap_or_default();
+            *init = Initial::of(&p, &mut exits, |child, captured| {
+                if let Some(entry) = slice.entry(child) {
+                    prefetch(entry);
+                    captures.push((slot, entry, captured));
+                }
+            });
+            if !first {
+                init.exit = cell.load(Ordering::Relaxed) as i8;
+            }
+        }
+        for &(slot, entry, captured) in &captures {
+            let v = captured - *entry;
+            inits[slot].exit = inits[slot].exit.max(v);
+        }
+        for (slot, (cell, &init)) in sub.iter().zip(&inits).enumerate() {
+            let c = match sweep {
+                Sweep::Last { codes, .. } => {
+                    let (c, low_exit) = codes.initial(init.exit, init.open);
+                    if let Some(e) = low_exit {
+                        far.push(((s * SUB + slot) as u16, e));
+                    }
+                    c
+                }
+                _ => init.exit as u8,
+            };
             cell.store(c, Ordering::Relaxed);
         }
     }

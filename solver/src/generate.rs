@@ -23,9 +23,15 @@ use crate::distributed::{
 };
 use crate::lock::{DirLock, LockError};
 use crate::lower::LowerTiers;
-use crate::memory::{available_memory, generate_tier_memory, human_bytes};
+use crate::memory::{
+    available_memory, capture_window, generate_tier_memory, human_bytes, plan_tier, ExitPlan,
+    TierPlan,
+};
 use crate::progress::Progress;
-use crate::tier::{solve_tier, AllocError, SolveStats, TierScores};
+use crate::slice::{cut_slices, TableSource, SLICE_ALIGN};
+use crate::tier::{
+    solve_tier, solve_tier_sliced, AllocError, SolveError, SolveStats, TierScores, Tuning,
+};
 use crate::write::{write_table_parallel, DEFAULT_BATCH_BLOCKS};
 
 /// What can stop a generation.
@@ -44,8 +50,9 @@ pub enum GenerateError {
         /// The rules asked for.
         asked: String,
     },
-    /// A tier needs more memory than the machine has available.
-    #[error("tier {tier} needs {needed} bytes of memory ({positions} positions) but only {available} are available; nothing was written for it")]
+    /// A tier needs more memory than the machine has available: on one process, its cells
+    /// and frontier and the smallest slice of its lower tiers ([`plan_tier`]).
+    #[error("tier {tier} needs {needed} bytes of memory ({positions} positions: {own} for its cells and frontier, {lower} for the smallest slice of its lower tiers) but only {available} are available; nothing was written for it")]
     TooLarge {
         /// The tier.
         tier: u8,
@@ -53,6 +60,11 @@ pub enum GenerateError {
         positions: u64,
         /// Bytes needed in all.
         needed: u64,
+        /// Of which the tier's own arrays (over several ranks: this rank's part and the
+        /// gathered tier).
+        own: u64,
+        /// Of which the lower tiers' scores (0 over several ranks, which keep side copies).
+        lower: u64,
         /// Bytes available.
         available: u64,
     },
@@ -98,6 +110,10 @@ pub struct GenerateOptions {
     pub memory_limit: Option<u64>,
     /// How the tables' blocks are compressed (default ctx-huffman).
     pub compression: Compression,
+    /// Computes the exits of every tier solved in slices of at most this many bytes of
+    /// lower-tier scores, whatever the memory (tests, measurements); `None`: slices only where
+    /// the lower tiers do not fit ([`plan_tier`]). Single process only.
+    pub slice_bytes: Option<u64>,
 }
 
 /// What happened to one tier.
@@ -162,6 +178,30 @@ impl SolvedStats {
         }
     }
 
+    /// Sweeps over the tier that computed the exits (1 when the lower tiers were held whole).
+    pub fn exit_sweeps(&self) -> u64 {
+        match self {
+            SolvedStats::Single(s) => s.exit_sweeps,
+            SolvedStats::Distributed(_) => 1,
+        }
+    }
+
+    /// Bytes of the largest slice of lower-tier scores held at once (0 when held whole).
+    pub fn slice_bytes(&self) -> u64 {
+        match self {
+            SolvedStats::Single(s) => s.slice_bytes,
+            SolvedStats::Distributed(_) => 0,
+        }
+    }
+
+    /// Seconds reading the slices of the lower tiers (part of the init; 0 when held whole).
+    pub fn load_seconds(&self) -> f64 {
+        match self {
+            SolvedStats::Single(s) => s.load_seconds,
+            SolvedStats::Distributed(_) => 0.0,
+        }
+    }
+
     /// Seconds of propagation, every level (on this rank, communication included).
     pub fn propagate_seconds(&self) -> f64 {
         match self {
@@ -195,6 +235,11 @@ pub trait GenerateObserver: Progress {
     fn tier_start(&self, tier: u8, positions: u64, solve: bool);
     /// Tier `tier` is finished.
     fn tier_done(&self, report: &TierReport);
+    /// Tier `tier` will be solved under `plan`, its exits in `slices` sweeps (1 when its
+    /// lower tiers are held whole). Called after [`GenerateObserver::tier_start`].
+    fn tier_plan(&self, tier: u8, plan: &TierPlan, slices: u64) {
+        let _ = (tier, plan, slices);
+    }
 }
 
 /// Count of each score.
@@ -339,7 +384,25 @@ pub fn generate_with(
     let complete: Vec<bool> = (0..=opts.max_seeds)
         .map(|t| tier_is_complete(dir, &manifest, &opts.rules, t))
         .collect();
-    let last_to_solve = complete.iter().rposition(|c| !c);
+    // Each tier's memory plan, made once, against the memory available now: the tiers whose
+    // lower tiers fit are solved from side copies, the others from slices decoded from the
+    // tables. On several ranks every tier keeps side copies (no slices yet).
+    let limit = opts.memory_limit.unwrap_or_else(available_memory);
+    let plans: Vec<Result<TierPlan, TierPlan>> = (0..=opts.max_seeds)
+        .map(|t| plan_tier(&opts.rules, t, limit, opts.slice_bytes))
+        .collect();
+    let resident =
+        |t: u8| ranks > 1 || plans[t as usize].is_ok_and(|p| p.exits == ExitPlan::Resident);
+    // A tier gets a side copy when a tier above it, still to solve, reads it from one.
+    let side_copied: Vec<bool> = (0..=opts.max_seeds)
+        .map(|t| {
+            (t + 1..=opts.max_seeds).any(|m| {
+                !complete[m as usize]
+                    && resident(m)
+                    && (ranks > 1 || capture_window(&opts.rules, m).contains(&t))
+            })
+        })
+        .collect();
     // Nobody writes before every rank has read the directory.
     comm.barrier();
 
@@ -370,7 +433,7 @@ pub fn generate_with(
     let mut reports = Vec::new();
     for tier in 0..=opts.max_seeds {
         let positions = TierIndex::new(tier, IndexKind::Reachable).size();
-        let needed_later = last_to_solve.is_some_and(|l| (tier as usize) < l);
+        let needed_later = side_copied[tier as usize];
         let solve = !complete[tier as usize];
         let side_copies = if needed_later { ranks as u64 } else { 0 };
         check_disk(
@@ -384,23 +447,49 @@ pub fn generate_with(
             if needed_later {
                 let table = Table::open(&table_path(dir, tier))?;
                 side_copy(&mut lower, tier, &crate::read_table(&table)?)?;
+            } else {
+                lower.push_absent();
             }
             let report = TierReport::Skipped { tier };
             observer.tier_done(&report);
             reports.push(report);
             continue;
         }
-        let needed = generate_tier_memory(positions, ranks);
-        let limit = opts.memory_limit.unwrap_or_else(available_memory);
-        if needed > limit {
-            return Err(GenerateError::TooLarge {
-                tier,
-                positions,
-                needed,
-                available: limit,
-            });
-        }
+        let plan = if ranks > 1 {
+            let own = generate_tier_memory(positions, ranks);
+            let plan = TierPlan {
+                exits: ExitPlan::Resident,
+                own,
+                lower: 0,
+            };
+            if own > limit {
+                Err(plan)
+            } else {
+                Ok(plan)
+            }
+        } else {
+            plans[tier as usize]
+        };
+        let plan = plan.map_err(|p| GenerateError::TooLarge {
+            tier,
+            positions,
+            needed: p.needed(),
+            own: p.own,
+            lower: p.lower,
+            available: limit,
+        })?;
+        let slices = match plan.exits {
+            ExitPlan::Resident => None,
+            ExitPlan::Sliced { slice_bytes } => Some(slice_bytes),
+        };
         observer.tier_start(tier, positions, true);
+        observer.tier_plan(
+            tier,
+            &plan,
+            slices.map_or(1, |b| {
+                cut_slices(capture_window(&opts.rules, tier), b, SLICE_ALIGN).len() as u64
+            }),
+        );
         let start = Instant::now();
         let (scores, stats) = if ranks > 1 {
             let (local, p) = solve_tier_local(
@@ -421,6 +510,18 @@ pub fn generate_with(
             };
             let scores = Solved::Gathered(all_gather_scores(comm, &local));
             (scores, SolvedStats::Distributed(stats))
+        } else if let Some(slice_bytes) = slices {
+            // The lower tiers are all written and recorded by now: read them from the tables.
+            let source = TableSource::new(dir);
+            let (scores, stats) = solve_tier_sliced(
+                &opts.rules,
+                tier,
+                &source,
+                slice_bytes,
+                observer,
+                Tuning::default(),
+            )?;
+            (Solved::Here(scores), SolvedStats::Single(stats))
         } else {
             let (scores, stats) = solve_tier(&opts.rules, tier, &lower, observer)?;
             (Solved::Here(scores), SolvedStats::Single(stats))
@@ -465,6 +566,8 @@ pub fn generate_with(
         let seconds = start.elapsed().as_secs_f64();
         if needed_later {
             side_copy(&mut lower, tier, scores.as_slice())?;
+        } else {
+            lower.push_absent();
         }
         drop(scores);
         let report = TierReport::Solved {
@@ -485,6 +588,15 @@ pub fn generate_with(
         let _ = std::fs::remove_dir_all(&scratch_root);
     }
     Ok(reports)
+}
+
+impl From<SolveError> for GenerateError {
+    fn from(e: SolveError) -> Self {
+        match e {
+            SolveError::Alloc(e) => GenerateError::Alloc(e),
+            SolveError::Lower(e) => GenerateError::Db(e),
+        }
+    }
 }
 
 /// Takes the lock of `dir` on rank 0 (the writer), and tells every rank whether it got it, so

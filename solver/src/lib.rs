@@ -19,6 +19,7 @@ mod memory;
 mod prefetch;
 mod progress;
 mod read;
+mod slice;
 mod tier;
 mod verify;
 mod write;
@@ -38,11 +39,16 @@ pub use lock::{
 };
 pub use lower::LowerTiers;
 pub use memory::{
-    available_memory, generate_peak_memory, generate_tier_memory, human_bytes, partition_memory,
-    tier_memory, verify_deep_memory, verify_memory,
+    available_memory, capture_window, generate_peak_memory, generate_tier_memory, human_bytes,
+    partition_memory, plan_tier, tier_memory, verify_deep_memory, verify_memory, window_bytes,
+    ExitPlan, TierPlan, MAX_SLICES, MIN_SLICE_BYTES,
 };
 pub use progress::{NoProgress, Phase, Progress};
 pub use read::read_table;
-pub use tier::{solve_tier, solve_tier_tuned, AllocError, SolveStats, TierScores, Tuning};
+pub use slice::{cut_slices, Piece, ScoreSource, Slice, TableSource, SLICE_ALIGN};
+pub use tier::{
+    solve_tier, solve_tier_sliced, solve_tier_tuned, AllocError, SolveError, SolveStats,
+    TierScores, Tuning,
+};
 pub use verify::{verify_tier, Mismatch, MismatchKind, VerifyReport};
 pub use write::{write_table_parallel, DEFAULT_BATCH_BLOCKS};

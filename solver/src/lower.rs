@@ -60,6 +60,14 @@ impl LowerTiers {
         self.tiers.push((index, Scores::Memory(scores)));
     }
 
+    /// Adds the next tier (`self.len()`) without its scores: a tier that no capture read
+    /// from these lower tiers reaches (reading it panics).
+    pub fn push_absent(&mut self) {
+        let index = TierIndex::new(self.tiers.len() as u8, IndexKind::Reachable);
+        self.tiers
+            .push((index, Scores::Memory(Arc::from(Vec::new()))));
+    }
+
     /// Adds the next tier (`self.len()`) as a memory-mapped side copy: writes `scores` to
     /// `path` (through a temporary file, renamed; not synced, since a side copy does not
     /// outlive the run) and maps it.

@@ -2,7 +2,9 @@
 //! available: every figure that generation and verification check before they start, and
 //! that `oware verify --start` reports.
 
-use oware_db::{tier_size, IndexKind};
+use std::ops::Range;
+
+use oware_db::{tier_size, IndexKind, Rules};
 
 use crate::tier::{DIRTY, LEVEL_GRANULE};
 
@@ -60,6 +62,114 @@ pub fn generate_peak_memory(from: u8, max: u8) -> (u8, u64) {
         })
         .max_by_key(|&(_, b)| b)
         .unwrap_or((max, 0))
+}
+
+/// The tiers a capture from tier `n` can reach under `rules`: a capture takes one to six
+/// consecutive houses of the opponent, each holding a count of the capture set, so it takes
+/// between the smallest count and six times the largest (empty for the tiers that no
+/// capture leaves, such as tier 0).
+pub fn capture_window(rules: &Rules, n: u8) -> Range<u8> {
+    let counts = || (1..=3u8).filter(|&c| rules.capture.contains(c));
+    let least = counts().min().unwrap_or(1);
+    let most = 6 * counts().max().unwrap_or(3);
+    let hi = n.saturating_sub(least - 1);
+    if n < least {
+        return 0..0;
+    }
+    n.saturating_sub(most)..hi
+}
+
+/// Bytes of the scores of [`capture_window`]`(rules, n)`: one per position.
+pub fn window_bytes(rules: &Rules, n: u8) -> u64 {
+    capture_window(rules, n).map(positions).sum()
+}
+
+/// The smallest slice of lower-tier scores [`plan_tier`] plans for: 64 KiB, or a 64th of
+/// the window, so that no tier needs more than 64 sweeps.
+pub const MIN_SLICE_BYTES: u64 = 64 << 10;
+
+/// The most sweeps [`plan_tier`] lets a tier's exits take (see [`MIN_SLICE_BYTES`]).
+pub const MAX_SLICES: u64 = 64;
+
+/// How a tier's exits read the lower tiers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitPlan {
+    /// In one pass, from lower tiers held whole (in memory or as memory-mapped side
+    /// copies).
+    Resident,
+    /// In sweeps over the tier, one per slice of at most `slice_bytes` bytes of the lower
+    /// tiers' scores, each decoded from the tables into memory.
+    Sliced {
+        /// The largest slice, in bytes (one byte per score).
+        slice_bytes: u64,
+    },
+}
+
+/// What a tier needs: how its exits are computed, and the bytes of memory it needs in
+/// all (see [`plan_tier`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TierPlan {
+    /// How the exits read the lower tiers.
+    pub exits: ExitPlan,
+    /// The tier's own cells and frontier ([`tier_memory`]).
+    pub own: u64,
+    /// The lower tiers' scores held at once: the whole window, or the largest slice.
+    pub lower: u64,
+}
+
+impl TierPlan {
+    /// Bytes needed in all.
+    pub fn needed(&self) -> u64 {
+        self.own + self.lower
+    }
+}
+
+/// The memory plan of tier `n` under `rules` with `limit` bytes available: the tier's own
+/// cells and frontier ([`tier_memory`]) plus the scores of the tiers its captures reach
+/// ([`window_bytes`]). When both fit, [`ExitPlan::Resident`]; otherwise the window is cut into
+/// slices of `limit − own` bytes ([`ExitPlan::Sliced`]). `forced` asks for slices of at most
+/// that many bytes whatever the limit (tests, measurements; at least one byte).
+///
+/// # Errors
+/// The plan that would be needed at least, when even the tier's own memory plus the smallest
+/// slice (`min(window, max(MIN_SLICE_BYTES, window / MAX_SLICES))`) exceeds `limit`.
+pub fn plan_tier(
+    rules: &Rules,
+    n: u8,
+    limit: u64,
+    forced: Option<u64>,
+) -> Result<TierPlan, TierPlan> {
+    let own = tier_memory(positions(n));
+    let window = window_bytes(rules, n);
+    if let Some(bytes) = forced {
+        let slice_bytes = bytes.max(1);
+        return Ok(TierPlan {
+            exits: ExitPlan::Sliced { slice_bytes },
+            own,
+            lower: slice_bytes.min(window),
+        });
+    }
+    if own.saturating_add(window) <= limit {
+        return Ok(TierPlan {
+            exits: ExitPlan::Resident,
+            own,
+            lower: window,
+        });
+    }
+    let least = window.min(MIN_SLICE_BYTES.max(window.div_ceil(MAX_SLICES)));
+    if own.saturating_add(least) > limit {
+        return Err(TierPlan {
+            exits: ExitPlan::Sliced { slice_bytes: least },
+            own,
+            lower: least,
+        });
+    }
+    let slice_bytes = limit - own;
+    Ok(TierPlan {
+        exits: ExitPlan::Sliced { slice_bytes },
+        own,
+        lower: slice_bytes,
+    })
 }
 
 /// Bytes of memory [`verify_tier`](crate::verify_tier) needs beyond the scores it is given,
@@ -138,6 +248,41 @@ mod tests {
         assert_eq!(generate_peak_memory(13, 12), (12, 0));
         let (m, b) = generate_peak_memory(0, 12);
         assert_eq!((m, b), (12, lower + tier_memory(top)));
+    }
+
+    /// The window of the standard capture (2 or 3 seeds, up to six houses) and of
+    /// `capture=1`, and the three outcomes of a plan.
+    #[test]
+    fn windows_and_plans() {
+        let abapa = Rules::ABAPA;
+        assert_eq!(capture_window(&abapa, 36), 18..35);
+        assert_eq!(capture_window(&abapa, 5), 0..4);
+        assert_eq!(capture_window(&abapa, 1), 0..0);
+        assert_eq!(capture_window(&abapa, 0), 0..0);
+        let one: Rules = "abapa+capture=1".parse().unwrap();
+        assert_eq!(capture_window(&one, 10), 4..10);
+        assert_eq!(
+            window_bytes(&abapa, 12),
+            (0..11).map(positions).sum::<u64>()
+        );
+        let own = tier_memory(positions(12));
+        let window = window_bytes(&abapa, 12);
+        let plan = plan_tier(&abapa, 12, u64::MAX, None).unwrap();
+        assert_eq!(plan.exits, ExitPlan::Resident);
+        assert_eq!(plan.needed(), own + window);
+        let plan = plan_tier(&abapa, 12, own + window - 1, None).unwrap();
+        assert_eq!(
+            plan.exits,
+            ExitPlan::Sliced {
+                slice_bytes: window - 1
+            }
+        );
+        let least = MIN_SLICE_BYTES;
+        assert!(plan_tier(&abapa, 12, own + least, None).is_ok());
+        let refused = plan_tier(&abapa, 12, own + least - 1, None).unwrap_err();
+        assert_eq!(refused.needed(), own + least);
+        let forced = plan_tier(&abapa, 12, u64::MAX, Some(0)).unwrap();
+        assert_eq!(forced.exits, ExitPlan::Sliced { slice_bytes: 1 });
     }
 
     #[test]

@@ -46,8 +46,10 @@
 //! the number of threads.
 
 use crate::cell::{far_exit, Change, Codes, FarExits};
-use crate::first_pass::first_cells;
+use crate::first_pass::{first_cells, fold_cells, Sweep};
+use crate::memory::capture_window;
 use crate::prefetch::prefetch;
+use crate::slice::{cut_slices, Loaded, ScoreSource, Slice, SLICE_ALIGN};
 use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::time::Instant;
 
@@ -78,7 +80,15 @@ pub struct SolveStats {
     /// Positions whose exit was too low for a code of its own in their cell, kept in the
     /// lists looked up when their open count reaches 0 (see [`Tuning::exact_exits`]).
     pub far_exits: u64,
-    /// Seconds spent computing exits and open counts.
+    /// Sweeps over the tier that computed the exits: 1 when the lower tiers are held whole,
+    /// one per slice when they are read in slices ([`solve_tier_sliced`]).
+    pub exit_sweeps: u64,
+    /// Scores in the largest slice of the lower tiers held at once (bytes of the slice
+    /// buffer); 0 when they are held whole.
+    pub slice_bytes: u64,
+    /// Seconds spent reading the slices (part of `init_seconds`).
+    pub load_seconds: f64,
+    /// Seconds spent computing exits and open counts (reading the slices included).
     pub init_seconds: f64,
     /// Seconds spent in the scans that start each level and the propagation they start.
     pub scan_seconds: f64,
@@ -431,6 +441,126 @@ pub fn solve_tier_tuned(
     progress: &dyn Progress,
     tuning: Tuning,
 ) -> Result<(TierScores, SolveStats), AllocError> {
+    solve_with(rules, n, progress, tuning, |ctx, _| {
+        let codes = ctx.codes;
+        Ok(ctx
+            .cells
+            .par_chunks(CHUNK)
+            .enumerate()
+            .map(|(c, chunk)| {
+                let far = first_cells(rules, &ctx.index, lower, codes, (c * CHUNK) as u64, chunk);
+                set_level_masks(ctx, c, chunk);
+                progress.advance(chunk.len() as u64);
+                far
+            })
+            .collect())
+    })
+}
+
+/// What stops a tier solved from slices of its lower tiers.
+#[derive(Debug, Error)]
+pub enum SolveError {
+    /// An array of the solver, or the slice buffer, could not be allocated.
+    #[error(transparent)]
+    Alloc(#[from] AllocError),
+    /// The scores of a lower tier could not be read.
+    #[error(transparent)]
+    Lower(#[from] oware_db::Error),
+}
+
+/// [`solve_tier_tuned`] with the exits computed in sweeps over the tier, one per slice of
+/// at most `slice_bytes` scores of the lower tiers its captures reach
+/// ([`capture_window`](crate::capture_window), cut by [`cut_slices`]): each slice is read
+/// from `source` into one buffer, then a parallel sweep generates every position's moves and
+/// folds the captures whose child the slice holds into the exit kept in the position's cell.
+/// The last sweep encodes the cells; the propagation that follows is [`solve_tier_tuned`]'s.
+/// The scores are the same whatever the slices. Memory: the tier's arrays
+/// ([`tier_memory`](crate::tier_memory)) and the largest slice.
+///
+/// # Errors
+/// [`SolveError::Alloc`] if an array or the slice buffer cannot be allocated;
+/// [`SolveError::Lower`] if `source` cannot deliver a slice.
+///
+/// # Panics
+/// If `n > 48`.
+pub fn solve_tier_sliced(
+    rules: &Rules,
+    n: u8,
+    source: &dyn ScoreSource,
+    slice_bytes: u64,
+    progress: &dyn Progress,
+    tuning: Tuning,
+) -> Result<(TierScores, SolveStats), SolveError> {
+    solve_with(rules, n, progress, tuning, |ctx, stats| {
+        let slices = cut_slices(capture_window(rules, n), slice_bytes, SLICE_ALIGN);
+        let largest = slices.iter().map(Slice::len).max().unwrap_or(0);
+        let size = ctx.cells.len() as u64;
+        let mut buf: Vec<i8> = Vec::new();
+        buf.try_reserve_exact(largest as usize).map_err(|e| {
+            AllocError::new::<i8>(n, "exit slice", size, largest as usize, e.into_io())
+        })?;
+        buf.resize(largest as usize, 0);
+        stats.exit_sweeps = slices.len() as u64;
+        stats.slice_bytes = largest;
+        progress.start(Phase::Init, size * slices.len() as u64);
+        let last = slices.len() - 1;
+        let mut far = Vec::new();
+        for (k, slice) in slices.iter().enumerate() {
+            let t = Instant::now();
+            let mut at = 0usize;
+            for piece in &slice.pieces {
+                let len = piece.len() as usize;
+                source.load(piece.tier, piece.ranks.start, &mut buf[at..at + len])?;
+                at += len;
+            }
+            stats.load_seconds += t.elapsed().as_secs_f64();
+            let loaded = Loaded::new(slice, &buf[..at]);
+            let sweep = match k {
+                _ if k == last => Sweep::Last {
+                    codes: ctx.codes,
+                    first: k == 0,
+                },
+                0 => Sweep::First,
+                _ => Sweep::Middle,
+            };
+            far = ctx
+                .cells
+                .par_chunks(CHUNK)
+                .enumerate()
+                .map(|(c, chunk)| {
+                    let start = (c * CHUNK) as u64;
+                    let far = fold_cells(rules, &ctx.index, &loaded, sweep, start, chunk);
+                    if k == last {
+                        set_level_masks(ctx, c, chunk);
+                    }
+                    progress.advance(chunk.len() as u64);
+                    far
+                })
+                .collect();
+        }
+        Ok(far)
+    })
+}
+
+/// Sets the level masks of chunk `c` of the cells (`chunk`), just written by the first pass.
+fn set_level_masks(ctx: &Ctx<'_>, c: usize, chunk: &[AtomicU8]) {
+    for (g, granule) in chunk.chunks(LEVEL_GRANULE).enumerate() {
+        let mask = granule
+            .iter()
+            .fold(0, |m, w| m | ctx.codes.level_bit(w.load(Ordering::Relaxed)));
+        ctx.levels[c * (CHUNK / LEVEL_GRANULE) + g].store(mask, Ordering::Relaxed);
+    }
+}
+
+/// Solves tier `n` once `init` has written the first cells (and their level masks) and
+/// returned the far exits of every `CHUNK` positions: the propagation and the finish.
+fn solve_with<E: From<AllocError>>(
+    rules: &Rules,
+    n: u8,
+    progress: &dyn Progress,
+    tuning: Tuning,
+    init: impl FnOnce(&Ctx<'_>, &mut SolveStats) -> Result<Vec<FarExits>, E>,
+) -> Result<(TierScores, SolveStats), E> {
     // A sweep must propagate at least one position, or it could end a level with work left.
     let tuning = Tuning {
         stack: tuning.stack.max(1),
@@ -462,27 +592,14 @@ pub fn solve_tier_tuned(
     };
     let mut stats = SolveStats {
         positions: size as u64,
+        exit_sweeps: 1,
         ..SolveStats::default()
     };
 
     // Initialisation: exits and open counts.
     let t = Instant::now();
     progress.start(Phase::Init, size as u64);
-    let far: Vec<FarExits> = cells
-        .par_chunks(CHUNK)
-        .enumerate()
-        .map(|(c, chunk)| {
-            let far = first_cells(rules, &ctx.index, lower, codes, (c * CHUNK) as u64, chunk);
-            for (g, granule) in chunk.chunks(LEVEL_GRANULE).enumerate() {
-                let mask = granule
-                    .iter()
-                    .fold(0, |m, w| m | codes.level_bit(w.load(Ordering::Relaxed)));
-                ctx.levels[c * (CHUNK / LEVEL_GRANULE) + g].store(mask, Ordering::Relaxed);
-            }
-            progress.advance(chunk.len() as u64);
-            far
-        })
-        .collect();
+    let far = init(&ctx, &mut stats)?;
     ctx.far = &far;
     stats.far_exits = far.iter().map(|f| f.len() as u64).sum();
 

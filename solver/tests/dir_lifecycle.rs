@@ -55,6 +55,7 @@ fn options(dir: &Path, max: u8) -> GenerateOptions {
         max_seeds: max,
         memory_limit: None,
         compression: Default::default(),
+        slice_bytes: None,
     }
 }
 

@@ -28,6 +28,7 @@ fn options(dir: &Path, rules: &str, max: u8) -> GenerateOptions {
         max_seeds: max,
         memory_limit: None,
         compression: Default::default(),
+        slice_bytes: None,
     }
 }
 

@@ -56,6 +56,19 @@ fn round_trip_several_tiers_and_block_sizes() {
             assert_eq!(second, &scores[be..be + second.len()]);
         }
         assert!(t.read_into(len as u64, &mut [0i8]).is_err());
+        // `read_range` takes any range: inside one block, across blocks, to the end.
+        let mut rng = fastrand::Rng::with_seed(u64::from(n));
+        for _ in 0..50 {
+            let a = rng.usize(0..=len);
+            let b = rng.usize(a..=len.min(a + 3 * be + 5));
+            let mut buf = vec![0i8; b - a];
+            t.read_range(a as u64, &mut buf).unwrap();
+            assert_eq!(buf, &scores[a..b], "tier {n} range {a}..{b}");
+        }
+        assert!(matches!(
+            t.read_range(len as u64 - 1, &mut [0i8; 2]),
+            Err(Error::IndexOutOfRange { .. })
+        ));
         // Probes in a scattered order, so blocks are decompressed, cached and evicted.
         let len = t.len();
         for k in 0..len.min(20_000) {

@@ -60,6 +60,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         max_seeds: args.max_seeds,
         memory_limit: None,
         compression,
+        slice_bytes: slice_bytes_from_env()?,
     };
     let start = Instant::now();
     #[cfg(feature = "mpi")]
@@ -77,6 +78,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .map_err(|e| crate::commands::common::generate_error(e, &args.dir))?;
     finish(&args, &opts, &observer, &reports, start);
     Ok(ExitCode::SUCCESS)
+}
+
+/// `OWARE_SLICE_BYTES`: compute every tier's exits in slices of at most that many bytes of
+/// lower-tier scores, whatever the memory (for tests and measurements).
+///
+/// # Errors
+/// The variable is set but is not a number of bytes.
+fn slice_bytes_from_env() -> anyhow::Result<Option<u64>> {
+    match std::env::var("OWARE_SLICE_BYTES") {
+        Ok(v) => match v.trim().parse::<u64>() {
+            Ok(b) => Ok(Some(b)),
+            Err(_) => bail!("OWARE_SLICE_BYTES={v}: not a number of bytes"),
+        },
+        Err(_) => Ok(None),
+    }
 }
 
 /// The compression of the tables to write: `asked`, or that of the tables already in `dir`

@@ -224,6 +224,17 @@ impl GenerateObserver for Bars {
         );
     }
 
+    fn tier_plan(&self, tier: u8, plan: &oware_solver::TierPlan, slices: u64) {
+        if let oware_solver::ExitPlan::Sliced { slice_bytes } = plan.exits {
+            self.log(&format!(
+                "tier {tier:2}: exits in {slices} slices of ≤ {} (lower tiers {} of memory, cells {})",
+                oware_solver::human_bytes(slice_bytes.min(plan.lower)),
+                oware_solver::human_bytes(plan.lower),
+                oware_solver::human_bytes(plan.own),
+            ));
+        }
+    }
+
     fn tier_done(&self, report: &TierReport) {
         let (_, positions) = self.current();
         let line = match report {
@@ -233,12 +244,22 @@ impl GenerateObserver for Bars {
                 stats,
                 seconds,
             } => format!(
-                "tier {tier:2}: solved {positions} positions in {seconds:.2} s ({:.2} M/s); {} finite, {} endless; peak memory {}; init {:.2} s, propagation {:.2} s{}",
+                "tier {tier:2}: solved {positions} positions in {seconds:.2} s ({:.2} M/s); {} finite, {} endless; peak memory {}; init {:.2} s{}, propagation {:.2} s{}",
                 positions as f64 / seconds.max(1e-9) / 1e6,
                 stats.finite(),
                 stats.endless(),
                 peak_memory().map_or_else(|| "unknown".to_string(), |b| format!("{:.1} MB", b as f64 / 1e6)),
                 stats.init_seconds(),
+                if stats.exit_sweeps() > 1 {
+                    format!(
+                        " in {} sweeps (slices of ≤ {}, read in {:.2} s)",
+                        stats.exit_sweeps(),
+                        oware_solver::human_bytes(stats.slice_bytes()),
+                        stats.load_seconds()
+                    )
+                } else {
+                    String::new()
+                },
                 stats.propagate_seconds(),
                 if stats.far_exits() > 0 {
                     format!("; {} exits listed apart", stats.far_exits())

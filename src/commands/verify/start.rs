@@ -141,6 +141,7 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             max_seeds: n,
             memory_limit: None,
             compression: Default::default(),
+            slice_bytes: None,
         };
         generate(&opts, &bars).map_err(|e| crate::commands::common::generate_error(e, dir))?;
         bars.finish();

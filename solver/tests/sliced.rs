@@ -1,0 +1,148 @@
+//! Exits computed from slices of the lower tiers ([`solve_tier_sliced`]) give the same
+//! scores as the one pass over lower tiers held whole: with slices of one block, slices that
+//! cut tiers in the middle and slices of several tiers, from tiers held in memory and from
+//! the tables of a directory.
+
+mod common;
+
+use std::sync::Arc;
+
+use oware_db::{IndexKind, Rules, TierIndex, WriteOptions};
+use oware_solver::{
+    capture_window, cut_slices, solve_tier_sliced, write_table_parallel, LowerTiers, NoProgress,
+    ScoreSource, SolveError, TableSource, Tuning, SLICE_ALIGN,
+};
+
+/// The solved tiers `0..=max` as lower tiers in memory.
+fn lower_of(tiers: &[Vec<i8>]) -> LowerTiers {
+    let mut lower = LowerTiers::new();
+    for t in tiers {
+        lower.push(Arc::from(t.clone()));
+    }
+    lower
+}
+
+fn sliced(rules: &Rules, n: u8, source: &dyn ScoreSource, bytes: u64) -> (Vec<i8>, u64) {
+    let (scores, stats) =
+        solve_tier_sliced(rules, n, source, bytes, &NoProgress, Tuning::default()).unwrap();
+    let slices = cut_slices(capture_window(rules, n), bytes, SLICE_ALIGN).len() as u64;
+    assert_eq!(stats.exit_sweeps, slices, "tier {n}");
+    (scores.to_vec(), stats.exit_sweeps)
+}
+
+/// Slice sizes per tier: one block (1024 scores) up to tier 9, 37 blocks (a size that cuts
+/// most tiers in the middle) up to tier 13, then 3 MiB (several tiers per slice, tier 14
+/// cut).
+fn slice_bytes(n: u8) -> u64 {
+    match n {
+        0..=9 => 1,
+        10..=13 => 37 * 1024 + 100,
+        _ => 3 << 20,
+    }
+}
+
+#[test]
+fn sliced_exits_are_byte_identical_up_to_tier_16() {
+    let max = 16;
+    for rules in [Rules::ABAPA, Rules::AWARI] {
+        let reference = common::solve_all(&rules, max);
+        let lower = lower_of(&reference[..max as usize]);
+        let mut most = 0;
+        for n in 0..=max {
+            let (got, sweeps) = sliced(&rules, n, &lower, slice_bytes(n));
+            most = most.max(sweeps);
+            assert!(got == reference[n as usize], "{rules} tier {n} differs");
+        }
+        assert!(most >= 8, "{rules}: at most {most} sweeps");
+    }
+}
+
+/// Tiers solved from slices all the way (each tier's lower tiers themselves sliced) equal
+/// the brute force, under the presets and a capture set whose window reaches tier n − 1.
+#[test]
+fn sliced_exits_match_the_brute_force_up_to_tier_10() {
+    let max = 10;
+    for rules in [
+        Rules::ABAPA,
+        Rules::AWARI,
+        "abapa+capture=1,2".parse().unwrap(),
+    ] {
+        let brute = common::brute_all(&rules, max);
+        let mut lower = LowerTiers::new();
+        for n in 0..=max {
+            for bytes in [1, 3000] {
+                let (got, _) = sliced(&rules, n, &lower, bytes);
+                assert!(got == brute[n as usize], "{rules} tier {n} slices {bytes}");
+            }
+            lower.push(Arc::from(brute[n as usize].clone()));
+        }
+    }
+}
+
+/// From the tables of a directory, written in blocks of 1,000 entries so that slices
+/// (cut at multiples of 1,024) start and end inside blocks.
+#[test]
+fn sliced_exits_from_tables_are_byte_identical() {
+    let rules = Rules::AWARI;
+    let max = 13;
+    let reference = common::solve_all(&rules, max);
+    let dir = tempfile::tempdir().unwrap();
+    let opts = WriteOptions {
+        block_entries: 1000,
+        ..WriteOptions::default()
+    };
+    for (n, scores) in reference.iter().enumerate().take(max as usize) {
+        write_table_parallel(
+            dir.path(),
+            &rules,
+            n as u8,
+            IndexKind::Reachable,
+            scores,
+            &opts,
+            4,
+        )
+        .unwrap();
+    }
+    let source = TableSource::new(dir.path());
+    for bytes in [5 * 1024, 50_000, 1 << 30] {
+        let (got, _) = sliced(&rules, max, &source, bytes);
+        assert!(got == reference[max as usize], "slices of {bytes}");
+    }
+}
+
+/// A lower tier missing from the directory is an error naming its file.
+#[test]
+fn a_missing_lower_table_is_named() {
+    let rules = Rules::ABAPA;
+    let reference = common::solve_all(&rules, 8);
+    let dir = tempfile::tempdir().unwrap();
+    for n in [0u8, 1, 2, 3, 5, 6] {
+        let w = WriteOptions::default();
+        write_table_parallel(
+            dir.path(),
+            &rules,
+            n,
+            IndexKind::Reachable,
+            &reference[n as usize],
+            &w,
+            4,
+        )
+        .unwrap();
+    }
+    let source = TableSource::new(dir.path());
+    let e = solve_tier_sliced(&rules, 8, &source, 1 << 20, &NoProgress, Tuning::default())
+        .err()
+        .expect("tier 4 is missing");
+    assert!(matches!(e, SolveError::Lower(_)), "{e:?}");
+    let m = e.to_string();
+    assert!(m.contains("tier-04.owt"), "{m}");
+    assert!(!m.contains('\n'), "{m}");
+    // A slice that does not reach the missing tier is read.
+    assert_eq!(
+        TierIndex::new(3, IndexKind::Reachable).size() as usize,
+        reference[3].len()
+    );
+    let mut buf = vec![0i8; reference[3].len()];
+    source.load(3, 0, &mut buf).unwrap();
+    assert!(buf == reference[3]);
+}

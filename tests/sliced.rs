@@ -1,0 +1,176 @@
+//! `generate` under a memory limit that leaves no room for a tier's lower tiers computes its
+//! exits in slices: the tables are byte-identical to an unlimited run, a run killed in the
+//! middle of such a tier resumes to the same tables, and a limit too small even for the
+//! tier's own cells is refused with the figures.
+
+#![cfg(unix)]
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::Stdio;
+
+use oware_db::{IndexKind, Rules, TierIndex};
+use oware_solver::{tier_memory, window_bytes};
+use support::{ok, oware, text};
+
+/// The tables of `dir`, by name.
+fn tables(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "owt"))
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read(&p).unwrap())
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// The names in `dir` that are neither a table, the manifest nor the lock file.
+fn leftovers(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !(n.ends_with(".owt") || n == "manifest.json" || n == ".lock"))
+        .collect()
+}
+
+/// A limit that fits tier 16's cells and a third of its lower tiers, and every lower tier
+/// with all of its own.
+fn limit_for_slices() -> u64 {
+    let own = tier_memory(TierIndex::new(16, IndexKind::Reachable).size());
+    own + window_bytes(&Rules::ABAPA, 16) / 3
+}
+
+fn generate(dir: &Path, max: &str, env: &[(&str, String)]) -> std::process::Output {
+    let mut cmd = oware();
+    cmd.args([
+        "generate",
+        "--dir",
+        dir.to_str().unwrap(),
+        "--max-seeds",
+        max,
+    ]);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+#[test]
+fn a_memory_limit_that_forces_slices_gives_the_same_tables() {
+    let tmp = tempfile::tempdir().unwrap();
+    let clean = tmp.path().join("clean");
+    ok(&[
+        "generate",
+        "--quiet",
+        "--dir",
+        clean.to_str().unwrap(),
+        "--max-seeds",
+        "16",
+    ]);
+    let expected = tables(&clean);
+    let limited = tmp.path().join("limited");
+    let limit = limit_for_slices();
+    let out = generate(&limited, "16", &[("OWARE_MEMORY_LIMIT", limit.to_string())]);
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // Tier 16 is cut into 4 slices (a third of the window, rounded down to whole blocks);
+    // tier 15 still fits whole.
+    assert!(err.contains("tier 16: exits in 4 slices of ≤ "), "{err}");
+    assert!(err.contains("in 4 sweeps (slices of ≤ "), "{err}");
+    assert!(!err.contains("tier 15: exits in"), "{err}");
+    assert!(tables(&limited) == expected, "tables differ");
+    assert_eq!(leftovers(&limited), Vec::<String>::new());
+    // Every tier from slices of 5,000 bytes (4 blocks).
+    let forced = tmp.path().join("forced");
+    let out = generate(&forced, "12", &[("OWARE_SLICE_BYTES", "5000".into())]);
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("tier 12: exits in "), "{err}");
+    let mut want = expected.clone();
+    want.truncate(13);
+    assert!(tables(&forced) == want, "forced slices: tables differ");
+    assert!(
+        !generate(&forced, "12", &[("OWARE_SLICE_BYTES", "x".into())])
+            .status
+            .success()
+    );
+}
+
+#[test]
+fn a_sliced_run_killed_mid_tier_resumes_to_the_same_tables() {
+    let tmp = tempfile::tempdir().unwrap();
+    let clean = tmp.path().join("clean");
+    ok(&[
+        "generate",
+        "--quiet",
+        "--dir",
+        clean.to_str().unwrap(),
+        "--max-seeds",
+        "16",
+    ]);
+    let expected = tables(&clean);
+    let dir = tmp.path().join("killed");
+    let limit = limit_for_slices().to_string();
+    let mut child = oware()
+        .args([
+            "generate",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--max-seeds",
+            "16",
+        ])
+        .env("OWARE_MEMORY_LIMIT", &limit)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Killed as soon as it starts the slices of tier 16.
+    let stderr = child.stderr.take().unwrap();
+    let mut seen = String::new();
+    for line in BufReader::new(stderr).lines() {
+        let line = line.unwrap();
+        seen.push_str(&line);
+        seen.push('\n');
+        if line.contains("tier 16: exits in") {
+            // SAFETY: `kill` only sends a signal to the child started above.
+            assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGKILL) }, 0);
+            break;
+        }
+    }
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "not killed in time:\n{seen}");
+    assert!(!dir.join("tier-16.owt").exists(), "{seen}");
+    let out = generate(&dir, "16", &[("OWARE_MEMORY_LIMIT", limit)]);
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("1 solved"), "{err}");
+    assert!(tables(&dir) == expected, "tables differ");
+    assert_eq!(leftovers(&dir), Vec::<String>::new());
+}
+
+#[test]
+fn a_limit_below_the_cells_of_a_tier_is_refused_with_the_figures() {
+    let tmp = tempfile::tempdir().unwrap();
+    let own = tier_memory(TierIndex::new(12, IndexKind::Reachable).size());
+    let out = generate(tmp.path(), "13", &[("OWARE_MEMORY_LIMIT", own.to_string())]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error")).collect();
+    assert_eq!(errors.len(), 1, "{err}");
+    let last = err.trim_end().lines().last().unwrap();
+    assert!(
+        last.starts_with("error: generating into ")
+            && last.contains(&format!(
+                "tier 12 needs {} bytes of memory (1339702 positions: {own} for its cells and frontier, 65536 for the smallest slice of its lower tiers) but only {own} are available; nothing was written for it",
+                own + 65536
+            )),
+        "{last}"
+    );
+    assert!(tmp.path().join("tier-11.owt").exists());
+}
