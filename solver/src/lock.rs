@@ -80,11 +80,21 @@ impl DirLock {
         match try_lock(&file) {
             Ok(true) => {}
             Ok(false) => {
-                let mut text = String::new();
-                let pid = file
-                    .read_to_string(&mut text)
-                    .ok()
-                    .and_then(|_| text.trim().parse().ok());
+                // A holder that has just taken the lock writes its id right after: give it a
+                // few milliseconds before naming nobody.
+                let mut pid = None;
+                for _ in 0..20 {
+                    let mut text = String::new();
+                    pid = file
+                        .seek(SeekFrom::Start(0))
+                        .and_then(|_| file.read_to_string(&mut text))
+                        .ok()
+                        .and_then(|_| text.trim().parse().ok());
+                    if pid.is_some() {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
                 return Err(LockError::Held {
                     dir: dir.to_path_buf(),
                     pid,
