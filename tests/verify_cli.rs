@@ -333,3 +333,60 @@ fn start_generate_builds_verifies_and_evaluates() {
     let plain = run(&["verify", "--dir", d]);
     assert!(plain.status.success(), "{}", stdout(&plain));
 }
+
+/// The JSON rows of `verify --deep` with `env`, the times removed.
+fn deep_rows(d: &str, env: &[(&str, &str)]) -> Vec<serde_json::Value> {
+    let mut cmd = support::oware();
+    cmd.args(["verify", "--deep", "--json", "--dir", d]);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let o = cmd.output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut rows = v["rows"].as_array().unwrap().clone();
+    for r in &mut rows {
+        if let Some(o) = r.as_object_mut() {
+            o.remove("seconds");
+        }
+    }
+    rows
+}
+
+/// The lower tiers read in slices (forced, or because the memory limit is too small to hold
+/// tier 10's window while tier 9's fits) give the same report, for good tables and for a
+/// tier with wrong scores whose checksum is correct.
+#[test]
+fn deep_verification_in_slices_reports_the_same() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().to_str().unwrap();
+    generate(d, "abapa", 10);
+    // Tier 10 needs 443 284 bytes of its own and about 126 000 for its window; tier 9 fits.
+    let slices: [&[(&str, &str)]; 2] = [
+        &[("OWARE_SLICE_BYTES", "1")],
+        &[("OWARE_MEMORY_LIMIT", "540000")],
+    ];
+    let whole = deep_rows(d, &[]);
+    assert!(whole.iter().all(|r| r["status"] == "ok"), "{whole:?}");
+    for env in slices {
+        assert_eq!(deep_rows(d, env), whole, "{env:?}");
+    }
+    let n = 10u8;
+    let mut scores = Table::open(&tier_path(tmp.path(), n))
+        .unwrap()
+        .read_all()
+        .unwrap();
+    for k in 0..40 {
+        let i = (k * 7919 + 5) % scores.len();
+        scores[i] = if scores[i] > 0 {
+            scores[i] - 1
+        } else {
+            scores[i] + 1
+        };
+    }
+    rewrite_tier(tmp.path(), &Rules::ABAPA, n, &scores);
+    let whole = deep_rows(d, &[]);
+    assert_eq!(whole.last().unwrap()["status"], "failed", "{whole:?}");
+    for env in slices {
+        assert_eq!(deep_rows(d, env), whole, "{env:?}");
+    }
+}

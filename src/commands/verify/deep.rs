@@ -207,6 +207,7 @@ pub(super) fn verify_deep(
         rules: *rules,
         tiers: range.clone(),
         memory_limit: None,
+        slice_bytes: crate::commands::generate::slice_bytes_from_env()?,
     };
     let view = View { bars, print, range };
     let report: DeepReport = verify_deep_with(&opts, &view)?;
