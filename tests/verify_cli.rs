@@ -334,10 +334,10 @@ fn start_generate_builds_verifies_and_evaluates() {
     assert!(plain.status.success(), "{}", stdout(&plain));
 }
 
-/// The JSON rows of `verify --deep` with `env`, the times removed.
+/// The JSON rows of `verify --deep --again` with `env`, the times removed.
 fn deep_rows(d: &str, env: &[(&str, &str)]) -> Vec<serde_json::Value> {
     let mut cmd = support::oware();
-    cmd.args(["verify", "--deep", "--json", "--dir", d]);
+    cmd.args(["verify", "--deep", "--again", "--json", "--dir", d]);
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -389,4 +389,136 @@ fn deep_verification_in_slices_reports_the_same() {
     for env in slices {
         assert_eq!(deep_rows(d, env), whole, "{env:?}");
     }
+}
+
+/// Takes the lock of `dir` as a writer does: an exclusive `flock` on `dir/.lock`, which
+/// holds the holder's process id.
+fn hold_lock(dir: &Path) -> std::fs::File {
+    use std::io::Write;
+    use std::os::unix::io::AsRawFd;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(dir.join(".lock"))
+        .unwrap();
+    // SAFETY: `flock` on a file descriptor `f` owns and keeps open.
+    let locked = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    assert_eq!(locked, 0, "flock");
+    f.set_len(0).unwrap();
+    writeln!(f, "{}", std::process::id()).unwrap();
+    f
+}
+
+/// A tier re-proved is recorded in the manifest with its checksum and not re-proved again;
+/// `--again` re-proves it; a rewritten tier (a new checksum) is re-proved; tiers re-proved
+/// over trusted tiers, or while another process holds the directory's lock, are not
+/// recorded (with a note).
+#[test]
+fn verified_tiers_are_recorded_and_skipped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().to_str().unwrap();
+    generate(d, "abapa", 8);
+    let verified = |n: u8| {
+        let m = Manifest::load(tmp.path()).unwrap().unwrap();
+        let e = m.tiers[&n].clone();
+        e.verified.is_some_and(|v| v == e.checksum)
+    };
+    assert!((0..=8).all(|n| !verified(n)));
+    // Re-proving 5..=8 over trusted tiers records nothing.
+    let o = run(&["verify", "--deep", "--tiers", "5..8", "--dir", d]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(
+        out.contains("not recorded as verified in the manifest: tiers 0..=4 are trusted"),
+        "{out}"
+    );
+    assert!((0..=8).all(|n| !verified(n)));
+
+    let o = run(&["verify", "--deep", "--dir", d]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(
+        out.contains("recorded as verified in the manifest: tiers 0..=8"),
+        "{out}"
+    );
+    assert!((0..=8).all(verified));
+    let text = std::fs::read_to_string(tmp.path().join("manifest.json")).unwrap();
+    assert_eq!(text.matches("\"verified\"").count(), 9, "{text}");
+
+    // Nothing left to re-prove.
+    let o = run(&["verify", "--deep", "--dir", d]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(out.contains("OK: 0 positions re-proved"), "{out}");
+    assert!(out.contains("tier  8  OK      verified before"), "{out}");
+
+    // A rewritten tier 7 (same scores, another block size: a new checksum) is re-proved,
+    // the tiers below are not; tier 8 still has its checksum and stays recorded.
+    let scores = Table::open(&tier_path(tmp.path(), 7))
+        .unwrap()
+        .read_all()
+        .unwrap();
+    let opts = oware_db::WriteOptions {
+        block_entries: 512,
+        ..Default::default()
+    };
+    let written = oware_db::write_table_with(
+        tmp.path(),
+        &Rules::ABAPA,
+        7,
+        IndexKind::Reachable,
+        &scores,
+        &opts,
+    )
+    .unwrap();
+    let mut m = Manifest::load(tmp.path()).unwrap().unwrap();
+    let e = m.tiers.get_mut(&7).unwrap();
+    assert_ne!(e.checksum, written.checksum);
+    e.checksum = written.checksum;
+    e.file_size = written.file_size;
+    m.save(tmp.path()).unwrap();
+    assert!(!verified(7));
+    let json = run(&["verify", "--deep", "--json", "--dir", d]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let status: Vec<String> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["status"].as_str().unwrap().to_string())
+        .collect();
+    let mut expect = vec!["recorded"; 9];
+    expect[7] = "ok";
+    assert_eq!(status, expect);
+    assert_eq!(v["recorded"], serde_json::json!([7]));
+    assert!(verified(7));
+
+    // --again re-proves everything (and records it again).
+    let o = run(&["verify", "--deep", "--again", "--dir", d]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(!out.contains("verified before"), "{out}");
+    assert!(
+        out.contains("recorded as verified in the manifest: tiers 0..=8"),
+        "{out}"
+    );
+
+    // Another process holds the lock: verified all the same, not recorded.
+    let mut m = Manifest::load(tmp.path()).unwrap().unwrap();
+    for e in m.tiers.values_mut() {
+        e.verified = None;
+    }
+    m.save(tmp.path()).unwrap();
+    let lock = hold_lock(tmp.path());
+    let o = run(&["verify", "--deep", "--dir", d]);
+    let out = stdout(&o);
+    drop(lock);
+    assert!(o.status.success(), "{out}");
+    assert!(
+        out.contains("not recorded as verified in the manifest"),
+        "{out}"
+    );
+    assert!(out.contains("being written by"), "{out}");
+    assert!((0..=8).all(|n| !verified(n)));
 }

@@ -9,13 +9,14 @@
 //! tiers above it are too.
 
 use std::ops::RangeInclusive;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use oware_db::{Manifest, Rules, TierCheck};
 use thiserror::Error;
 
 use crate::check::{check_tiers, CheckObserver};
+use crate::lock::DirLock;
 use crate::lower::LowerTiers;
 use crate::memory::{available_memory, capture_window, human_bytes, plan_verify, ExitPlan};
 use crate::progress::Progress;
@@ -78,6 +79,8 @@ pub struct VerifyOptions {
     /// Read the lower tiers of every tier in slices of at most that many bytes, whatever the
     /// memory (tests, measurements); `None`: slices only when the window does not fit.
     pub slice_bytes: Option<u64>,
+    /// Re-prove the tiers of the range that the manifest records as verified, too.
+    pub again: bool,
 }
 
 /// What became of one tier.
@@ -103,6 +106,16 @@ pub enum TierVerdict {
     },
     /// A tier of the range, re-proved: [`VerifyReport::is_ok`] says whether it passed.
     Verified(VerifyReport),
+    /// A tier of the range that the manifest records as re-proved with the checksum it has
+    /// now (and every tier below it re-proved too): not re-proved again.
+    Recorded {
+        /// The tier.
+        tier: u8,
+        /// Its positions.
+        positions: u64,
+        /// Its checksum, recomputed, equal to the recorded one.
+        checksum: String,
+    },
 }
 
 impl TierVerdict {
@@ -110,7 +123,9 @@ impl TierVerdict {
     pub fn tier(&self) -> u8 {
         match self {
             TierVerdict::CheckFailed(c) => c.tier,
-            TierVerdict::Unreadable { tier, .. } | TierVerdict::Trusted { tier, .. } => *tier,
+            TierVerdict::Unreadable { tier, .. }
+            | TierVerdict::Trusted { tier, .. }
+            | TierVerdict::Recorded { tier, .. } => *tier,
             TierVerdict::Verified(r) => r.tier,
         }
     }
@@ -118,7 +133,7 @@ impl TierVerdict {
     /// Whether the tier passed: trusted, or re-proved without a mismatch.
     pub fn is_ok(&self) -> bool {
         match self {
-            TierVerdict::Trusted { .. } => true,
+            TierVerdict::Trusted { .. } | TierVerdict::Recorded { .. } => true,
             TierVerdict::Verified(r) => r.is_ok(),
             _ => false,
         }
@@ -134,6 +149,10 @@ pub struct DeepReport {
     pub verdicts: Vec<TierVerdict>,
     /// Positions re-proved.
     pub positions: u64,
+    /// The tiers re-proved in this run and recorded as verified in the manifest.
+    pub recorded: Vec<u8>,
+    /// Why tiers re-proved in this run were not recorded, if some were not.
+    pub not_recorded: Option<String>,
     /// Seconds in all (checks and reading included).
     pub seconds: f64,
 }
@@ -165,6 +184,21 @@ pub trait VerifyObserver: Progress + CheckObserver {
     fn tier_read(&self, tier: u8, positions: u64);
     /// Tier `verdict.tier()` is finished.
     fn tier_done(&self, verdict: &TierVerdict);
+}
+
+/// Records in the manifest of `dir` (whose lock the caller holds) that tier `n` was
+/// re-proved with checksum `checksum`.
+fn record(dir: &Path, n: u8, checksum: &str) -> Result<(), VerifyError> {
+    let Some(mut m) = Manifest::load(dir)? else {
+        return Ok(());
+    };
+    if let Some(e) = m.tiers.get_mut(&n) {
+        if e.checksum == checksum {
+            e.verified = Some(checksum.to_string());
+            m.save(dir)?;
+        }
+    }
+    Ok(())
 }
 
 /// Deep-verifies tiers `opts.tiers` of `opts.dir` under `opts.rules`: checks tiers
@@ -219,12 +253,21 @@ pub fn verify_deep_with(
             .any(|m| plan_of(m) == ExitPlan::Resident && capture_window(rules, m).contains(&t))
     };
     let dir = &opts.dir;
+    // The manifest records the tiers verified: its writers hold the directory's lock. A
+    // directory locked by another process (a generation) is verified all the same, but
+    // nothing is recorded.
+    let (lock, mut not_recorded) = match DirLock::acquire(dir) {
+        Ok(l) => (Some(l), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
     let manifest = Manifest::load(dir)?;
     let tiers: Vec<u8> = (0..=b).collect();
     let checked = check_tiers(dir, manifest.as_ref(), rules, &tiers, observer);
     let mut report = DeepReport {
         verdicts: Vec::new(),
         positions: 0,
+        recorded: Vec::new(),
+        not_recorded: None,
         seconds: 0.0,
     };
     if checked.iter().any(|c| c.result.is_err()) {
@@ -239,10 +282,17 @@ pub fn verify_deep_with(
     observer.checks_passed();
     let source = TableSource::new(dir);
     let mut lower = LowerTiers::new();
+    // Whether every tier below the current one is re-proved (now or before, recorded).
+    let mut proven = true;
     for c in checked {
         let n = c.tier;
         let Ok(good) = c.result else { continue };
         let size = good.table.len();
+        let recorded = manifest
+            .as_ref()
+            .and_then(|m| m.tiers.get(&n))
+            .and_then(|e| e.verified.as_deref())
+            == Some(good.checksum.as_str());
         observer.tier_start(n, size);
         // The tiers no tier from here on reads from memory are dropped.
         for t in 0..n {
@@ -250,43 +300,77 @@ pub fn verify_deep_with(
                 lower.set(t, None);
             }
         }
-        let (verdict, scores) = match crate::read_table(&good.table) {
-            Err(error) => (TierVerdict::Unreadable { tier: n, error }, None),
-            Ok(mut scores) => {
-                observer.tier_read(n, size);
-                let verdict = if n >= a {
-                    let lower_scores = match plan_of(n) {
-                        ExitPlan::Resident => {
-                            lower.pad(n);
-                            VerifyLower::Resident(&lower)
+        let keep = needed_from(n, n + 1);
+        let skip = n >= a && recorded && proven && !opts.again;
+        let (verdict, scores) = if skip && !keep {
+            let verdict = TierVerdict::Recorded {
+                tier: n,
+                positions: size,
+                checksum: good.checksum,
+            };
+            (verdict, None)
+        } else {
+            match crate::read_table(&good.table) {
+                Err(error) => (TierVerdict::Unreadable { tier: n, error }, None),
+                Ok(mut scores) => {
+                    observer.tier_read(n, size);
+                    let verdict = if skip {
+                        TierVerdict::Recorded {
+                            tier: n,
+                            positions: size,
+                            checksum: good.checksum,
                         }
-                        ExitPlan::Sliced { slice_bytes } => VerifyLower::Sliced {
-                            source: &source,
-                            slice_bytes,
-                        },
+                    } else if n >= a {
+                        let lower_scores = match plan_of(n) {
+                            ExitPlan::Resident => {
+                                lower.pad(n);
+                                VerifyLower::Resident(&lower)
+                            }
+                            ExitPlan::Sliced { slice_bytes } => VerifyLower::Sliced {
+                                source: &source,
+                                slice_bytes,
+                            },
+                        };
+                        let r = verify_tier_in_place(
+                            rules,
+                            n,
+                            &mut scores,
+                            lower_scores,
+                            Some(&source),
+                            observer,
+                        )?;
+                        report.positions += r.positions;
+                        if r.is_ok() && proven {
+                            if lock.is_some() {
+                                record(dir, n, &good.checksum)?;
+                                report.recorded.push(n);
+                            }
+                        } else if r.is_ok() && report.not_recorded.is_none() {
+                            report.not_recorded = Some(format!(
+                                "tiers 0..={} are trusted, not re-proved",
+                                a.saturating_sub(1)
+                            ));
+                        }
+                        TierVerdict::Verified(r)
+                    } else {
+                        TierVerdict::Trusted {
+                            tier: n,
+                            positions: size,
+                            checksum: good.checksum,
+                        }
                     };
-                    let r = verify_tier_in_place(
-                        rules,
-                        n,
-                        &mut scores,
-                        lower_scores,
-                        Some(&source),
-                        observer,
-                    )?;
-                    report.positions += r.positions;
-                    TierVerdict::Verified(r)
-                } else {
-                    TierVerdict::Trusted {
-                        tier: n,
-                        positions: size,
-                        checksum: good.checksum,
-                    }
-                };
-                (verdict, Some(scores))
+                    (verdict, Some(scores))
+                }
             }
         };
+        proven &= match &verdict {
+            TierVerdict::Verified(r) => r.is_ok(),
+            TierVerdict::Recorded { .. } => true,
+            TierVerdict::Trusted { .. } => recorded,
+            _ => false,
+        };
         if let Some(scores) = scores {
-            if verdict.is_ok() && needed_from(n, n + 1) {
+            if verdict.is_ok() && keep {
                 lower.set(n, Some(scores));
             }
         }
@@ -296,6 +380,14 @@ pub fn verify_deep_with(
         if !ok {
             break;
         }
+    }
+    if lock.is_none()
+        && report
+            .verdicts
+            .iter()
+            .any(|v| matches!(v, TierVerdict::Verified(r) if r.is_ok()))
+    {
+        report.not_recorded = not_recorded.take();
     }
     report.seconds = t0.elapsed().as_secs_f64();
     Ok(report)
