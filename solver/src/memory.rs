@@ -205,9 +205,10 @@ fn plan_with(
 /// Bytes of memory [`verify_tier_in_place`](crate::verify_tier_in_place) needs for a tier
 /// of `positions` positions: its scores, which hold the verification state too (one byte
 /// per position), and two bits per position (the exit bit, then the frontier, and the
-/// failure bit); lower tiers not included.
+/// failure bit), and a level mask per 1024 positions (a 128th of a byte per position);
+/// lower tiers not included.
 pub fn verify_memory(positions: u64) -> u64 {
-    positions + positions / 4 + 4096
+    positions + positions / 4 + positions / (crate::verify::LEVEL_GRANULE as u64 / 8) + 4096
 }
 
 /// Bytes a deep verification of tiers up to `max` ([`verify_deep_with`](crate::verify_deep_with))
@@ -281,7 +282,7 @@ mod tests {
             tier_memory(1 << 20),
             (1 << 20) + (1 << 18) + 1024 + 8192 + 4096
         );
-        assert_eq!(verify_memory(1 << 20), (1 << 20) + (1 << 18) + 4096);
+        assert_eq!(verify_memory(1 << 20), (1 << 20) + (1 << 18) + 8192 + 4096);
         assert_eq!(partition_memory(1000, 3), 334 + 6 * 8 + 4096);
         assert_eq!(generate_tier_memory(1000, 1), tier_memory(1000));
         assert_eq!(

@@ -94,8 +94,9 @@
 //! # Cost
 //!
 //! Memory: the tier's scores, which hold the state (1 byte per position), and the bits `E`
-//! (then the frontier) and `F`: 1.25 bytes per position, plus the lower tiers held whole or
-//! the largest slice. Work: one forward generation per position and per sweep of the local
+//! (then the frontier) and `F`: 1.25 bytes per position (and a mask of the levels present
+//! per 1024 positions, so that a level's scan skips the granules without its positions),
+//! plus the lower tiers held whole or the largest slice. Work: one forward generation per position and per sweep of the local
 //! check (with every child looked up, in batches whose reads are prefetched), one per
 //! negative position at the start of its level, a byte scan per level, and one un-move
 //! generation per nonzero position.
@@ -122,6 +123,9 @@ const SUB: usize = 32;
 const BATCH: usize = 256;
 /// How many mismatches a report lists.
 const LISTED: usize = 10;
+/// Positions per level mask: a bit per negative score present, so that a level's scan skips
+/// the granules without its positions.
+pub(crate) const LEVEL_GRANULE: usize = 1024;
 
 /// Cell bit: the position is justified.
 const J: u8 = 0x80;
@@ -259,6 +263,8 @@ struct Ctx<'a> {
     bits: &'a [AtomicU64],
     /// One bit per position: the position failed the bound or the local check.
     failed: &'a [AtomicU64],
+    /// Per [`LEVEL_GRANULE`] positions: bit `k` when some position holds `−k`.
+    levels: &'a [AtomicU64],
 }
 
 impl Ctx<'_> {
@@ -283,7 +289,11 @@ impl Ctx<'_> {
             if s.abs() > n {
                 Self::set(self.failed, i);
             }
-            let b = code(s.clamp(-n - 1, n + 1)) | if s == 0 { J } else { 0 };
+            let c = s.clamp(-n - 1, n + 1);
+            if c < 0 {
+                self.levels[i / LEVEL_GRANULE].fetch_or(1 << -c, Ordering::Relaxed);
+            }
+            let b = code(c) | if s == 0 { J } else { 0 };
             self.cells[i].store(b, Ordering::Relaxed);
         }
         nonzero
@@ -437,23 +447,30 @@ impl Ctx<'_> {
             waiting.clear();
             children.clear();
         };
-        for i in start..start + len {
-            let b = self.cells[i].load(Ordering::Relaxed);
-            if b > stale && b <= stale + 6 {
-                self.cells[i].store(code(-k - 1), Ordering::Relaxed);
-            } else if b == own {
-                let slot = waiting.len() as u8;
-                let p = unranker.unrank(i as u64);
-                p.for_each_move(self.rules, |mv| {
-                    if let Outcome::Continue { child, captured: 0 } = mv.outcome {
-                        let r = &self.cells[rank_of_child(&self.index, &child) as usize];
-                        prefetch(r);
-                        children.push((slot, r));
+        let wanted = 3u64 << k;
+        let end = start + len;
+        for g in (start..end).step_by(LEVEL_GRANULE) {
+            if self.levels[g / LEVEL_GRANULE].load(Ordering::Relaxed) & wanted == 0 {
+                continue;
+            }
+            for i in g..end.min(g + LEVEL_GRANULE) {
+                let b = self.cells[i].load(Ordering::Relaxed);
+                if b > stale && b <= stale + 6 {
+                    self.cells[i].store(code(-k - 1), Ordering::Relaxed);
+                } else if b == own {
+                    let slot = waiting.len() as u8;
+                    let p = unranker.unrank(i as u64);
+                    p.for_each_move(self.rules, |mv| {
+                        if let Outcome::Continue { child, captured: 0 } = mv.outcome {
+                            let r = &self.cells[rank_of_child(&self.index, &child) as usize];
+                            prefetch(r);
+                            children.push((slot, r));
+                        }
+                    });
+                    waiting.push(i);
+                    if waiting.len() == SUB {
+                        flush(&mut waiting, &mut children);
                     }
-                });
-                waiting.push(i);
-                if waiting.len() == SUB {
-                    flush(&mut waiting, &mut children);
                 }
             }
         }
@@ -466,9 +483,11 @@ impl Ctx<'_> {
     fn act(&self, k: i16, j: u64, vc: i16) {
         let cell = &self.cells[j as usize];
         if vc < 0 {
-            if cell
-                .compare_exchange(code(k), code(k) | J, Ordering::Relaxed, Ordering::Relaxed)
-                .is_ok()
+            // Most parents are not waiting for this child: a plain read sees it first.
+            if cell.load(Ordering::Relaxed) == code(k)
+                && cell
+                    .compare_exchange(code(k), code(k) | J, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_ok()
             {
                 Self::set(self.bits, j as usize);
             }
@@ -650,6 +669,8 @@ pub fn verify_tier_in_place(
     let bits = try_vec(words, |_| AtomicU64::new(0)).map_err(|e| alloc("frontier", e))?;
     let failed =
         try_vec(words, |_| AtomicU64::new(0)).map_err(|e| alloc("verification bits", e))?;
+    let levels = try_vec(size.div_ceil(LEVEL_GRANULE), |_| AtomicU64::new(0))
+        .map_err(|e| alloc("level masks", e))?;
     let slices = match lower {
         VerifyLower::Resident(_) => Vec::new(),
         VerifyLower::Sliced { slice_bytes, .. } => {
@@ -672,6 +693,7 @@ pub fn verify_tier_in_place(
         cells,
         bits: &bits,
         failed: &failed,
+        levels: &levels,
     };
     let chunks = size.div_ceil(CHUNK);
     let span = |c: usize| (c * CHUNK, CHUNK.min(size - c * CHUNK));
