@@ -332,6 +332,26 @@ fn start_generate_builds_verifies_and_evaluates() {
     assert!(out.contains("rules awari"), "{out}");
     let plain = run(&["verify", "--dir", d]);
     assert!(plain.status.success(), "{}", stdout(&plain));
+    // Again: nothing to generate, and the tiers verified are not re-proved (unless --again).
+    let start = [
+        "verify",
+        "--start",
+        "--seeds-per-house",
+        "1",
+        "--generate",
+        "--dir",
+        d,
+    ];
+    let o = run(&start);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}{}", stderr(&o));
+    assert!(out.contains("tier 12  OK      verified before"), "{out}");
+    assert!(out.contains("OK: 0 positions re-proved"), "{out}");
+    let o = run(&[&start[..], &["--again"]].concat());
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}{}", stderr(&o));
+    assert!(!out.contains("verified before"), "{out}");
+    assert!(out.contains("OK: 2685592 positions re-proved"), "{out}");
 }
 
 /// The JSON rows of `verify --deep --again` with `env`, the times removed.

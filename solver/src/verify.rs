@@ -54,8 +54,13 @@
 //! children still to justify" (`c = 1..=6`). The tier's scores are encoded in place (so
 //! they are not held twice) and put back at the end. A score out of bounds is held as
 //! `±(n + 1)`: it fails the bound check anyway, and since every real value lies in
-//! `−n..=n`, a move to it compares with every in-bound score (and counts in the
-//! justification) as the true value does; the report's details read the true value back.
+//! `−n..=n`, a move to it compares with every in-bound score as the true value does, so the
+//! local check of every other position is unchanged; the report's details read the true
+//! value back. The justification treats those scores as one level `n + 1`: a `+(n + 1)`
+//! position is then justified by any justified child out of bounds below `−n`, not only by
+//! one of exactly the opposite score. This can change the verdict only where two corrupt
+//! scores out of bounds are a move apart (the positions out of bounds fail anyway; an
+//! in-bound parent of theirs may be reported justified or not accordingly).
 //!
 //! **The local check** `S(p) = max over moves (captured − S(child))` is checked as (a) every
 //! move is worth at most `S(p)` and (b) some move is worth at least `S(p)` (the end score,
