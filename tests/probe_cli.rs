@@ -33,6 +33,7 @@ fn build(dir: &Path, rules: &Rules) {
         m.tiers.insert(
             n,
             TierEntry {
+                verified: None,
                 file: w.file,
                 entries: size,
                 file_size: w.file_size,

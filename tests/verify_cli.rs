@@ -332,4 +332,213 @@ fn start_generate_builds_verifies_and_evaluates() {
     assert!(out.contains("rules awari"), "{out}");
     let plain = run(&["verify", "--dir", d]);
     assert!(plain.status.success(), "{}", stdout(&plain));
+    // Again: nothing to generate, and the tiers verified are not re-proved (unless --again).
+    let start = [
+        "verify",
+        "--start",
+        "--seeds-per-house",
+        "1",
+        "--generate",
+        "--dir",
+        d,
+    ];
+    let o = run(&start);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}{}", stderr(&o));
+    assert!(out.contains("tier 12  OK      verified before"), "{out}");
+    assert!(out.contains("OK: 0 positions re-proved"), "{out}");
+    let o = run(&[&start[..], &["--again"]].concat());
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}{}", stderr(&o));
+    assert!(!out.contains("verified before"), "{out}");
+    assert!(out.contains("OK: 2685592 positions re-proved"), "{out}");
+}
+
+/// The JSON rows of `verify --deep --again` with `env`, the times removed.
+fn deep_rows(d: &str, env: &[(&str, &str)]) -> Vec<serde_json::Value> {
+    let mut cmd = support::oware();
+    cmd.args(["verify", "--deep", "--again", "--json", "--dir", d]);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let o = cmd.output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut rows = v["rows"].as_array().unwrap().clone();
+    for r in &mut rows {
+        if let Some(o) = r.as_object_mut() {
+            o.remove("seconds");
+        }
+    }
+    rows
+}
+
+/// The lower tiers read in slices (forced, or because the memory limit is too small to hold
+/// tier 10's window while tier 9's fits) give the same report, for good tables and for a
+/// tier with wrong scores whose checksum is correct.
+#[test]
+fn deep_verification_in_slices_reports_the_same() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().to_str().unwrap();
+    generate(d, "abapa", 10);
+    // Tier 10 needs 443 284 bytes of its own and about 126 000 for its window; tier 9 fits.
+    let slices: [&[(&str, &str)]; 2] = [
+        &[("OWARE_SLICE_BYTES", "1")],
+        &[("OWARE_MEMORY_LIMIT", "540000")],
+    ];
+    let whole = deep_rows(d, &[]);
+    assert!(whole.iter().all(|r| r["status"] == "ok"), "{whole:?}");
+    for env in slices {
+        assert_eq!(deep_rows(d, env), whole, "{env:?}");
+    }
+    let n = 10u8;
+    let mut scores = Table::open(&tier_path(tmp.path(), n))
+        .unwrap()
+        .read_all()
+        .unwrap();
+    for k in 0..40 {
+        let i = (k * 7919 + 5) % scores.len();
+        scores[i] = if scores[i] > 0 {
+            scores[i] - 1
+        } else {
+            scores[i] + 1
+        };
+    }
+    rewrite_tier(tmp.path(), &Rules::ABAPA, n, &scores);
+    let whole = deep_rows(d, &[]);
+    assert_eq!(whole.last().unwrap()["status"], "failed", "{whole:?}");
+    for env in slices {
+        assert_eq!(deep_rows(d, env), whole, "{env:?}");
+    }
+}
+
+/// Takes the lock of `dir` as a writer does: an exclusive `flock` on `dir/.lock`, which
+/// holds the holder's process id.
+fn hold_lock(dir: &Path) -> std::fs::File {
+    use std::io::Write;
+    use std::os::unix::io::AsRawFd;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(dir.join(".lock"))
+        .unwrap();
+    // SAFETY: `flock` on a file descriptor `f` owns and keeps open.
+    let locked = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    assert_eq!(locked, 0, "flock");
+    f.set_len(0).unwrap();
+    writeln!(f, "{}", std::process::id()).unwrap();
+    f
+}
+
+/// A tier re-proved is recorded in the manifest with its checksum and not re-proved again;
+/// `--again` re-proves it; a rewritten tier (a new checksum) is re-proved; tiers re-proved
+/// over trusted tiers, or while another process holds the directory's lock, are not
+/// recorded (with a note).
+#[test]
+fn verified_tiers_are_recorded_and_skipped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().to_str().unwrap();
+    generate(d, "abapa", 8);
+    let verified = |n: u8| {
+        let m = Manifest::load(tmp.path()).unwrap().unwrap();
+        let e = m.tiers[&n].clone();
+        e.verified.is_some_and(|v| v == e.checksum)
+    };
+    assert!((0..=8).all(|n| !verified(n)));
+    // Re-proving 5..=8 over trusted tiers records nothing.
+    let o = run(&["verify", "--deep", "--tiers", "5..8", "--dir", d]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(
+        out.contains("not recorded as verified in the manifest: tiers 0..=4 are trusted"),
+        "{out}"
+    );
+    assert!((0..=8).all(|n| !verified(n)));
+
+    let o = run(&["verify", "--deep", "--dir", d]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(
+        out.contains("recorded as verified in the manifest: tiers 0..=8"),
+        "{out}"
+    );
+    assert!((0..=8).all(verified));
+    let text = std::fs::read_to_string(tmp.path().join("manifest.json")).unwrap();
+    assert_eq!(text.matches("\"verified\"").count(), 9, "{text}");
+
+    // Nothing left to re-prove.
+    let o = run(&["verify", "--deep", "--dir", d]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(out.contains("OK: 0 positions re-proved"), "{out}");
+    assert!(out.contains("tier  8  OK      verified before"), "{out}");
+
+    // A rewritten tier 7 (same scores, another block size: a new checksum) is re-proved,
+    // the tiers below are not; tier 8 still has its checksum and stays recorded.
+    let scores = Table::open(&tier_path(tmp.path(), 7))
+        .unwrap()
+        .read_all()
+        .unwrap();
+    let opts = oware_db::WriteOptions {
+        block_entries: 512,
+        ..Default::default()
+    };
+    let written = oware_db::write_table_with(
+        tmp.path(),
+        &Rules::ABAPA,
+        7,
+        IndexKind::Reachable,
+        &scores,
+        &opts,
+    )
+    .unwrap();
+    let mut m = Manifest::load(tmp.path()).unwrap().unwrap();
+    let e = m.tiers.get_mut(&7).unwrap();
+    assert_ne!(e.checksum, written.checksum);
+    e.checksum = written.checksum;
+    e.file_size = written.file_size;
+    m.save(tmp.path()).unwrap();
+    assert!(!verified(7));
+    let json = run(&["verify", "--deep", "--json", "--dir", d]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let status: Vec<String> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["status"].as_str().unwrap().to_string())
+        .collect();
+    let mut expect = vec!["recorded"; 9];
+    expect[7] = "ok";
+    assert_eq!(status, expect);
+    assert_eq!(v["recorded"], serde_json::json!([7]));
+    assert!(verified(7));
+
+    // --again re-proves everything (and records it again).
+    let o = run(&["verify", "--deep", "--again", "--dir", d]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(!out.contains("verified before"), "{out}");
+    assert!(
+        out.contains("recorded as verified in the manifest: tiers 0..=8"),
+        "{out}"
+    );
+
+    // Another process holds the lock: verified all the same, not recorded.
+    let mut m = Manifest::load(tmp.path()).unwrap().unwrap();
+    for e in m.tiers.values_mut() {
+        e.verified = None;
+    }
+    m.save(tmp.path()).unwrap();
+    let lock = hold_lock(tmp.path());
+    let o = run(&["verify", "--deep", "--dir", d]);
+    let out = stdout(&o);
+    drop(lock);
+    assert!(o.status.success(), "{out}");
+    assert!(
+        out.contains("not recorded as verified in the manifest"),
+        "{out}"
+    );
+    assert!(out.contains("being written by"), "{out}");
+    assert!((0..=8).all(|n| !verified(n)));
 }

@@ -44,6 +44,10 @@ pub struct TierEntry {
     /// Statistics of the generation, if the solver recorded them.
     #[serde(default)]
     pub stats: Option<TierStats>,
+    /// The checksum the tier had when `oware verify --deep` re-proved every one of its scores
+    /// (from tiers below that were themselves re-proved); absent when it has not been.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified: Option<String>,
 }
 
 /// Statistics of one tier's generation.
@@ -235,6 +239,7 @@ mod tests {
 
     fn entry(n: u8) -> TierEntry {
         TierEntry {
+            verified: None,
             file: format::tier_file_name(n),
             entries: tier_size(n, IndexKind::Reachable),
             file_size: 136,

@@ -546,6 +546,7 @@ pub fn generate_with(
             manifest.tiers.insert(
                 tier,
                 TierEntry {
+                    verified: None,
                     file: written.file.clone(),
                     entries: positions,
                     file_size: written.file_size,

@@ -40,8 +40,9 @@ pub use lock::{
 pub use lower::LowerTiers;
 pub use memory::{
     available_memory, capture_window, generate_peak_memory, generate_tier_memory, human_bytes,
-    partition_memory, plan_tier, tier_memory, verify_deep_memory, verify_memory, window_bytes,
-    ExitPlan, TierPlan, MAX_SLICES, MIN_SLICE_BYTES,
+    partition_memory, plan_tier, plan_verify, tier_memory, verify_deep_least_memory,
+    verify_deep_memory, verify_memory, window_bytes, ExitPlan, TierPlan, MAX_SLICES,
+    MIN_SLICE_BYTES,
 };
 pub use progress::{NoProgress, Phase, Progress};
 pub use read::read_table;
@@ -50,5 +51,7 @@ pub use tier::{
     solve_tier, solve_tier_sliced, solve_tier_tuned, AllocError, SolveError, SolveStats,
     TierScores, Tuning,
 };
-pub use verify::{verify_tier, Mismatch, MismatchKind, VerifyReport};
+pub use verify::{
+    verify_tier, verify_tier_in_place, Mismatch, MismatchKind, VerifyLower, VerifyReport,
+};
 pub use write::{write_table_parallel, DEFAULT_BATCH_BLOCKS};

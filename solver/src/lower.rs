@@ -16,6 +16,7 @@ use oware_db::{IndexKind, Position, TierIndex};
 /// Where a tier's scores live.
 enum Scores {
     Memory(Arc<[i8]>),
+    Owned(Vec<i8>),
     Mapped(Mmap),
 }
 
@@ -24,6 +25,7 @@ impl Scores {
     fn as_slice(&self) -> &[i8] {
         match self {
             Scores::Memory(s) => s,
+            Scores::Owned(s) => s,
             // SAFETY: `i8` and `u8` have the same size and alignment, and every byte is a
             // valid `i8`; the slice borrows the mapping, which lives as long as `self`.
             Scores::Mapped(m) => unsafe {
@@ -106,6 +108,40 @@ impl LowerTiers {
         Ok(())
     }
 
+    /// Holds tier `n`'s `scores` in memory (taking the vector as it is), or drops them
+    /// (`None`: the tier becomes absent); absent tiers are added below `n` as needed.
+    ///
+    /// # Panics
+    /// If `scores` does not have the size of tier `n`.
+    pub(crate) fn set(&mut self, n: u8, scores: Option<Vec<i8>>) {
+        while self.tiers.len() <= usize::from(n) {
+            self.push_absent();
+        }
+        let index = TierIndex::new(n, IndexKind::Reachable);
+        let held = match scores {
+            Some(s) => {
+                assert_eq!(s.len() as u64, index.size(), "tier {n} size");
+                Scores::Owned(s)
+            }
+            None => Scores::Memory(Arc::from(Vec::new())),
+        };
+        self.tiers[usize::from(n)] = (index, held);
+    }
+
+    /// Adds absent tiers up to `len` tiers.
+    pub(crate) fn pad(&mut self, len: u8) {
+        while self.tiers.len() < usize::from(len) {
+            self.push_absent();
+        }
+    }
+
+    /// Whether tier `n` is held with its scores.
+    pub(crate) fn holds(&self, n: u8) -> bool {
+        self.tiers
+            .get(usize::from(n))
+            .is_some_and(|(_, s)| !s.as_slice().is_empty())
+    }
+
     /// Number of tiers held (they are tiers `0..len()`).
     pub fn len(&self) -> usize {
         self.tiers.len()
@@ -122,6 +158,7 @@ impl LowerTiers {
             .iter()
             .map(|(_, s)| match s {
                 Scores::Memory(m) => m.len() as u64,
+                Scores::Owned(m) => m.len() as u64,
                 Scores::Mapped(_) => 0,
             })
             .sum()

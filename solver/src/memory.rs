@@ -139,7 +139,37 @@ pub fn plan_tier(
     limit: u64,
     forced: Option<u64>,
 ) -> Result<TierPlan, TierPlan> {
-    let own = tier_memory(positions(n));
+    plan_with(tier_memory(positions(n)), rules, n, limit, forced)
+}
+
+/// The memory plan of the deep verification of tier `n` ([`verify_tier_in_place`](crate::verify_tier_in_place)):
+/// [`plan_tier`]'s, with the verifier's own memory ([`verify_memory`]) in place of the
+/// solver's.
+///
+/// # Errors
+/// The plan that would be needed at least, when even the tier's own memory plus the smallest
+/// slice exceeds `limit`.
+pub fn plan_verify(
+    rules: &Rules,
+    n: u8,
+    limit: u64,
+    forced: Option<u64>,
+) -> Result<TierPlan, TierPlan> {
+    plan_with(verify_memory(positions(n)), rules, n, limit, forced)
+}
+
+/// The smallest slice a plan allows for a window of `window` bytes.
+fn least_slice(window: u64) -> u64 {
+    window.min(MIN_SLICE_BYTES.max(window.div_ceil(MAX_SLICES)))
+}
+
+fn plan_with(
+    own: u64,
+    rules: &Rules,
+    n: u8,
+    limit: u64,
+    forced: Option<u64>,
+) -> Result<TierPlan, TierPlan> {
     let window = window_bytes(rules, n);
     if let Some(bytes) = forced {
         let slice_bytes = bytes.max(1);
@@ -156,7 +186,7 @@ pub fn plan_tier(
             lower: window,
         });
     }
-    let least = window.min(MIN_SLICE_BYTES.max(window.div_ceil(MAX_SLICES)));
+    let least = least_slice(window);
     if own.saturating_add(least) > limit {
         return Err(TierPlan {
             exits: ExitPlan::Sliced { slice_bytes: least },
@@ -172,20 +202,37 @@ pub fn plan_tier(
     })
 }
 
-/// Bytes of memory [`verify_tier`](crate::verify_tier) needs beyond the scores it is given,
-/// for a tier of `positions` positions (verification state and frontier; lower tiers not
-/// included).
+/// Bytes of memory [`verify_tier_in_place`](crate::verify_tier_in_place) needs for a tier
+/// of `positions` positions: its scores, which hold the verification state too (one byte
+/// per position), and two bits per position (the exit bit, then the frontier, and the
+/// failure bit), and a level mask per 1024 positions (a 128th of a byte per position);
+/// lower tiers not included.
 pub fn verify_memory(positions: u64) -> u64 {
-    positions + positions / 8 + 4096
+    positions + positions / 4 + positions / (crate::verify::LEVEL_GRANULE as u64 / 8) + 4096
 }
 
 /// Bytes a deep verification of tiers up to `max` ([`verify_deep_with`](crate::verify_deep_with))
-/// holds at its peak: the scores of every lower tier, and the top tier's scores and
-/// verification state.
-pub fn verify_deep_memory(max: u8) -> u64 {
-    let lower: u64 = (0..max).map(positions).sum();
-    let top = positions(max);
-    lower + top + verify_memory(top)
+/// holds at its peak at full speed: at the tier that dominates, its scores and verification
+/// state ([`verify_memory`]) and the scores of its capture window held whole
+/// ([`window_bytes`]). Returns `(tier, bytes)`.
+pub fn verify_deep_memory(rules: &Rules, max: u8) -> (u8, u64) {
+    (0..=max)
+        .map(|m| (m, verify_memory(positions(m)) + window_bytes(rules, m)))
+        .max_by_key(|&(_, b)| b)
+        .unwrap_or((max, 0))
+}
+
+/// The least memory a deep verification of tiers up to `max` can run in: at the tier that
+/// dominates, its own memory ([`verify_memory`]) and the smallest slice of its window that
+/// [`plan_verify`] allows. Returns `(tier, bytes)`.
+pub fn verify_deep_least_memory(rules: &Rules, max: u8) -> (u8, u64) {
+    (0..=max)
+        .map(|m| {
+            let w = window_bytes(rules, m);
+            (m, verify_memory(positions(m)) + least_slice(w))
+        })
+        .max_by_key(|&(_, b)| b)
+        .unwrap_or((max, 0))
 }
 
 /// Bytes of memory available to this process: `OWARE_MEMORY_LIMIT` if set, else
@@ -235,7 +282,7 @@ mod tests {
             tier_memory(1 << 20),
             (1 << 20) + (1 << 18) + 1024 + 8192 + 4096
         );
-        assert_eq!(verify_memory(1 << 20), (1 << 20) + (1 << 17) + 4096);
+        assert_eq!(verify_memory(1 << 20), (1 << 20) + (1 << 18) + 8192 + 4096);
         assert_eq!(partition_memory(1000, 3), 334 + 6 * 8 + 4096);
         assert_eq!(generate_tier_memory(1000, 1), tier_memory(1000));
         assert_eq!(
@@ -244,7 +291,15 @@ mod tests {
         );
         let top = positions(12);
         let lower: u64 = (0..12).map(positions).sum();
-        assert_eq!(verify_deep_memory(12), lower + top + verify_memory(top));
+        let abapa = Rules::ABAPA;
+        let (m, b) = verify_deep_memory(&abapa, 12);
+        assert_eq!(m, 12);
+        assert_eq!(b, verify_memory(top) + window_bytes(&abapa, 12));
+        let (m, b) = verify_deep_least_memory(&abapa, 12);
+        assert_eq!(m, 12);
+        assert_eq!(b, verify_memory(top) + MIN_SLICE_BYTES);
+        assert!(plan_verify(&abapa, 12, b, None).is_ok());
+        assert!(plan_verify(&abapa, 12, b - 1, None).is_err());
         assert_eq!(generate_peak_memory(13, 12), (12, 0));
         let (m, b) = generate_peak_memory(0, 12);
         assert_eq!((m, b), (12, lower + tier_memory(top)));

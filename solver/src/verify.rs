@@ -47,45 +47,130 @@
 //! forward generator where it is not exact by construction); the local check relies only on
 //! [`Position::moves`].
 //!
+//! # How it is computed
+//!
+//! **One byte per position** holds the score and the verifier's state: "score `s`, not
+//! justified", "score `s`, justified" and, during level `k` only, "score `−k`, `c` in-tier
+//! children still to justify" (`c = 1..=6`). The tier's scores are encoded in place (so
+//! they are not held twice) and put back at the end. A score out of bounds is held as
+//! `±(n + 1)`: it fails the bound check anyway, and since every real value lies in
+//! `−n..=n`, a move to it compares with every in-bound score as the true value does, so the
+//! local check of every other position is unchanged; the report's details read the true
+//! value back. The justification treats those scores as one level `n + 1`: a `+(n + 1)`
+//! position is then justified by any justified child out of bounds below `−n`, not only by
+//! one of exactly the opposite score. This can change the verdict only where two corrupt
+//! scores out of bounds are a move apart (the positions out of bounds fail anyway; an
+//! in-bound parent of theirs may be reported justified or not accordingly).
+//!
+//! **The local check** `S(p) = max over moves (captured − S(child))` is checked as (a) every
+//! move is worth at most `S(p)` and (b) some move is worth at least `S(p)` (the end score,
+//! for a position without moves, counts as an exit). Part (a) needs no state: a capture is
+//! compared with `S(p)` in the sweep over the slice of lower tiers that holds its child. For
+//! (b) one bit per position `E` records "an exit is worth at least `S(p)`", set in those
+//! sweeps; a last sweep over the in-tier moves and the ends (which need no lower tier)
+//! completes (a) and (b). A failure sets a second bit per position, `F`. With the lower
+//! tiers held whole, the sweeps are one pass.
+//!
+//! **The justification** is computed by levels `k = n + 1, …, 1`. Its rules make the status
+//! of a position with `|S| = k` depend only on positions with `|S| = k` (a `+k` on its `−k`
+//! children) and on positions with `|S| > k` (a `−k` needs its children justified with
+//! `S >= k`). So the least set is reached level by level, highest first, each level's least
+//! fixpoint computed once the levels above are final:
+//!
+//! - before the levels, `S(p) = s > 0` with `E` set is justified (an exit worth `>= s`);
+//!   zeros are justified from the start;
+//! - at the start of level `k`, each `−k` position counts its in-tier moves whose child is
+//!   not already justified with `S >= k` (children with `S > k` are final; `+k` children
+//!   justified so far are those with `E`): none, it is justified; otherwise it waits with
+//!   the count. A child with `S < k` never counts down, as in the rules;
+//! - a position justified during level `k` (it is `±k`) acts on its parents through the
+//!   un-moves, with a frontier bit per position (`E`'s bits, free once the seeds are set):
+//!   a `−k` child justifies its unjustified `+k` parents; a `+k` child counts down its
+//!   waiting `−k` parents (to 0: justified, into the frontier). `+k` positions justified by
+//!   `E` were counted at the start and do not act again;
+//! - waiting codes left at the end of a level go back to "`−k`, not justified" during the
+//!   next level's scan (two sets of waiting codes, one per parity of `k`, tell them apart).
+//!
+//! Each move of a waiting position is counted once at the start and counted down at most
+//! once (its child is justified once), so the result is the least set of the rules, whatever
+//! the order of the updates and the number of threads. A position fails when `F` is set or
+//! it is not justified.
+//!
 //! # Cost
 //!
-//! The scores of the tier are borrowed (1 byte per position); verification adds 1 byte of
-//! state per position (a justified flag, a failure flag and a 3-bit counter of in-tier
-//! children still to justify) and one frontier bit per position. Work: one forward
-//! generation per position (with every child looked up, in batches whose reads are
-//! prefetched) and one un-move generation per nonzero position.
+//! Memory: the tier's scores, which hold the state (1 byte per position), and the bits `E`
+//! (then the frontier) and `F`: 1.25 bytes per position (and a mask of the levels present
+//! per 1024 positions, so that a level's scan skips the granules without its positions),
+//! plus the lower tiers held whole or the largest slice. Work: one forward generation per position and per sweep of the local
+//! check (with every child looked up, in batches whose reads are prefetched), one per
+//! negative position at the start of its level, a byte scan per level, and one un-move
+//! generation per nonzero position.
 
 use crate::prefetch::prefetch;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::time::Instant;
 
-use bitvec::prelude::*;
 use oware_db::retro::rank_of_child;
 use oware_db::{IndexKind, Outcome, Position, Rules, TierIndex};
 use rayon::prelude::*;
 
 use crate::lower::LowerTiers;
+use crate::memory::capture_window;
 use crate::progress::{Phase, Progress};
-use crate::tier::{try_vec, AllocError, IntoIo};
+use crate::slice::{cut_slices, Loaded, ScoreSource, Slice, SLICE_ALIGN};
+use crate::tier::{try_vec, AllocError, IntoIo, SolveError};
 
-/// Positions handled per parallel work item (a multiple of 64: whole frontier words).
+/// Positions handled per parallel work item (a multiple of 64: whole bit words).
 const CHUNK: usize = 1 << 14;
-/// Positions whose moves are generated before their children's scores are read.
+/// Positions whose moves are generated before their children's cells are read.
 const SUB: usize = 32;
 /// Parent updates buffered before they are applied, so that their prefetches overlap.
 const BATCH: usize = 256;
 /// How many mismatches a report lists.
 const LISTED: usize = 10;
+/// Positions per level mask: a bit per negative score present, so that a level's scan skips
+/// the granules without its positions.
+pub(crate) const LEVEL_GRANULE: usize = 1024;
 
-/// State bit: the position is justified (zeros are justified from the start).
-const JUSTIFIED: u8 = 0x80;
-/// State bit: the local check failed.
-const FAILED: u8 = 0x40;
-/// State bits: in-tier children of a low position not yet justified.
-const COUNT: u8 = 0x07;
+/// Cell bit: the position is justified.
+const J: u8 = 0x80;
+/// A score `s` (clamped to `±(n + 1)`, `n <= 48`) is held as `s + BIAS`, from 15 to 113.
+const BIAS: i16 = 64;
+/// The smallest code of a score; codes below it (but 0) are pending counts.
+const SCORE_CODES: u8 = 15;
 
-/// Value of "no exit" in `i16` arithmetic (below every real value).
-const NONE: i16 = i16::MIN;
+/// The cell code of score `s`, not justified.
+#[inline]
+fn code(s: i16) -> u8 {
+    (s + BIAS) as u8
+}
+
+/// The first pending code of level `k`, less one: the codes `base + 1..=base + 6` mean
+/// "score −k, that many in-tier children still to justify". Levels of either parity use
+/// their own codes, so that a scan of level `k` can tell the pending codes left by level
+/// `k + 1` from its own.
+#[inline]
+fn pending_base(k: i16) -> u8 {
+    if k % 2 == 0 {
+        0
+    } else {
+        8
+    }
+}
+
+/// The score held by cell value `b` during level `k` (pending codes of level `k` or `k + 1`;
+/// outside the levels there are none).
+#[inline]
+fn score_of(b: u8, k: i16) -> i16 {
+    let v = b & !J;
+    if v >= SCORE_CODES {
+        i16::from(v) - BIAS
+    } else if (v > 8) == (pending_base(k) == 8) {
+        -k
+    } else {
+        -(k + 1)
+    }
+}
 
 /// What is wrong with a stored score.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -116,7 +201,7 @@ pub struct Mismatch {
 }
 
 /// The result of verifying one tier. It depends only on the scores, not on the number of
-/// threads.
+/// threads nor on the slices of the lower tiers.
 #[derive(Clone, Debug, PartialEq)]
 pub struct VerifyReport {
     /// The tier verified.
@@ -140,20 +225,34 @@ impl VerifyReport {
     }
 }
 
-/// The moves of one position, summarised from the stored scores.
-#[derive(Clone, Copy, Debug)]
-struct Eval {
-    /// Best value over exits (captures and ends, or the end score without moves).
-    exit: i16,
-    /// Best value over in-tier moves.
-    inner: i16,
-    /// Number of in-tier moves.
-    open: u8,
+/// Where [`verify_tier_in_place`] reads the scores of the lower tiers.
+#[derive(Clone, Copy)]
+pub enum VerifyLower<'a> {
+    /// Every tier of the capture window held whole: one pass.
+    Resident(&'a LowerTiers),
+    /// Read from `source` in slices of at most `slice_bytes` scores ([`cut_slices`]), one
+    /// sweep over the tier per slice.
+    Sliced {
+        /// The scores of the lower tiers.
+        source: &'a dyn ScoreSource,
+        /// The largest slice, in scores (bytes).
+        slice_bytes: u64,
+    },
 }
 
-impl Eval {
-    fn best(&self) -> i16 {
-        self.exit.max(self.inner)
+impl VerifyLower<'_> {
+    /// The stored score of a capture's child (for a report's details).
+    fn score(&self, child: &Position) -> Result<i8, oware_db::Error> {
+        match self {
+            VerifyLower::Resident(lower) => Ok(*lower.entry_of_child(child)),
+            VerifyLower::Sliced { source, .. } => {
+                let t = child.seeds();
+                let rank = TierIndex::new(t, IndexKind::Reachable).rank_unchecked(child);
+                let mut v = [0i8];
+                source.load(t, rank, &mut v)?;
+                Ok(v[0])
+            }
+        }
     }
 }
 
@@ -161,192 +260,273 @@ struct Ctx<'a> {
     rules: &'a Rules,
     n: u8,
     index: TierIndex,
-    scores: &'a [i8],
-    lower: &'a LowerTiers,
-    state: &'a [AtomicU8],
-    /// One bit per position: justified and nonzero, its parents not yet acted on. Marked
-    /// through the bit vector, drained a word at a time through its raw words.
-    frontier: &'a BitVec<AtomicU64, Lsb0>,
+    /// One byte per position: the score and the verifier's state (see the codes above).
+    cells: &'a [AtomicU8],
+    /// One bit per position: during the local check, "an exit is worth at least the
+    /// score"; during the levels, the frontier (justified at this level, parents not yet
+    /// acted on).
+    bits: &'a [AtomicU64],
+    /// One bit per position: the position failed the bound or the local check.
+    failed: &'a [AtomicU64],
+    /// Per [`LEVEL_GRANULE`] positions: bit `k` when some position holds `−k`.
+    levels: &'a [AtomicU64],
 }
 
 impl Ctx<'_> {
-    /// The place of a child's score: in this tier or a lower one. The child was just stored
-    /// in its move, hence the out-of-line ranks (see `oware_db::retro::rank_of_child`).
     #[inline]
-    fn child_score(&self, child: &Position, captured: u8) -> &i8 {
-        if captured == 0 {
-            &self.scores[rank_of_child(&self.index, child) as usize]
-        } else {
-            self.lower.entry_of_child(child)
-        }
+    fn bit(words: &[AtomicU64], i: usize) -> bool {
+        words[i / 64].load(Ordering::Relaxed) >> (i % 64) & 1 != 0
     }
 
-    /// The summary of one position's moves, plainly (used for the report's details).
-    fn evaluate(&self, p: &Position) -> Eval {
-        let moves = p.moves(self.rules);
-        let mut e = Eval {
-            exit: NONE,
-            inner: NONE,
-            open: 0,
-        };
-        if moves.is_empty() {
-            e.exit = i16::from(p.end_score());
-        }
-        for m in moves.iter() {
-            match m.outcome {
-                Outcome::Continue { child, captured } => {
-                    let v = i16::from(captured) - i16::from(*self.child_score(&child, captured));
-                    if captured == 0 {
-                        e.open += 1;
-                        e.inner = e.inner.max(v);
-                    } else {
-                        e.exit = e.exit.max(v);
-                    }
-                }
-                Outcome::End { score } => e.exit = e.exit.max(i16::from(score)),
-            }
-        }
-        e
-    }
-
-    /// The initial state byte of a position with stored score `s`, and whether it starts
-    /// in the frontier.
     #[inline]
-    fn initial(&self, s: i8, e: &Eval) -> (u8, bool) {
-        let mut st = 0u8;
-        if s.unsigned_abs() > self.n || e.best() != i16::from(s) {
-            st |= FAILED;
-        }
-        let justified = match s {
-            0 => true,
-            s if s > 0 => e.exit >= i16::from(s),
-            _ => {
-                st |= e.open;
-                e.open == 0
-            }
-        };
-        if justified {
-            st |= JUSTIFIED;
-        }
-        (st, justified && s != 0)
+    fn set(words: &[AtomicU64], i: usize) {
+        words[i / 64].fetch_or(1 << (i % 64), Ordering::Relaxed);
     }
 
-    /// Local check of the positions `start..start + out.len()`: writes their state bytes,
-    /// marks the justified nonzero ones in the frontier (the chunk owns whole frontier
-    /// words) and returns how many are nonzero.
-    fn local(&self, start: u64, out: &[AtomicU8]) -> u64 {
-        let mut cursor = self.index.cursor(start, start + out.len() as u64);
-        // (slot, captured, score of the child), read after all prefetches are issued.
-        let mut pending: Vec<(u8, u8, &i8)> = Vec::with_capacity(SUB * 6);
-        let mut evals = [Eval {
-            exit: NONE,
-            inner: NONE,
-            open: 0,
-        }; SUB];
-        let mut nonzero = 0u64;
-        let mut word = 0u64;
-        let frontier = self.frontier.as_raw_slice();
-        for (s_idx, sub) in out.chunks(SUB).enumerate() {
-            pending.clear();
-            for (slot, e) in evals.iter_mut().enumerate().take(sub.len()) {
-                let p = cursor.next().unwrap_or_default();
-                *e = Eval {
-                    exit: NONE,
-                    inner: NONE,
-                    open: 0,
-                };
-                // The moves of `Position::moves`, without building the list.
-                let any = p.for_each_move(self.rules, |m| match m.outcome {
-                    Outcome::Continue { child, captured } => {
-                        let r = self.child_score(&child, captured);
-                        prefetch(r);
-                        pending.push((slot as u8, captured, r));
-                        e.open += u8::from(captured == 0);
-                    }
-                    Outcome::End { score } => e.exit = e.exit.max(i16::from(score)),
-                });
-                if !any {
-                    e.exit = i16::from(p.end_score());
-                }
+    /// The cells of `start..start + len` encoded from the stored scores they hold; the
+    /// scores out of bounds marked failed. Returns how many are nonzero.
+    fn encode(&self, start: usize, len: usize) -> u64 {
+        let n = i16::from(self.n);
+        let mut nonzero = 0;
+        for i in start..start + len {
+            let s = i16::from(self.cells[i].load(Ordering::Relaxed) as i8);
+            nonzero += u64::from(s != 0);
+            if s.abs() > n {
+                Self::set(self.failed, i);
             }
-            for &(slot, captured, r) in &pending {
-                let e = &mut evals[slot as usize];
-                let v = i16::from(captured) - i16::from(*r);
-                if captured == 0 {
-                    e.inner = e.inner.max(v);
-                } else {
-                    e.exit = e.exit.max(v);
-                }
+            let c = s.clamp(-n - 1, n + 1);
+            if c < 0 {
+                self.levels[i / LEVEL_GRANULE].fetch_or(1 << -c, Ordering::Relaxed);
             }
-            let base = start as usize + s_idx * SUB;
-            for (slot, cell) in sub.iter().enumerate() {
-                let i = base + slot;
-                let s = self.scores[i];
-                nonzero += u64::from(s != 0);
-                let (st, mark) = self.initial(s, &evals[slot]);
-                cell.store(st, Ordering::Relaxed);
-                word |= u64::from(mark) << (i % 64);
-                if i % 64 == 63 || i + 1 == start as usize + out.len() {
-                    frontier[i / 64].store(word, Ordering::Relaxed);
-                    word = 0;
-                }
-            }
+            let b = code(c) | if s == 0 { J } else { 0 };
+            self.cells[i].store(b, Ordering::Relaxed);
         }
         nonzero
     }
 
-    /// Puts `j` in the frontier. Relaxed (as bitvec's writes are): the sweep that takes `j`
-    /// reads only the scores, which do not change, and the states of its parents, through
-    /// atomic operations of their own; sweeps are ordered by rayon's joins.
-    #[inline]
-    fn mark(&self, j: u64) {
-        self.frontier.set_aliased(j as usize, true);
-    }
-
-    /// A justified child scoring `vc` acts on its parent `j`.
-    #[inline]
-    fn act(&self, j: u64, vc: i8) {
-        let sp = i16::from(self.scores[j as usize]);
-        let cell = &self.state[j as usize];
-        if sp > 0 {
-            if i16::from(vc) == -sp && cell.fetch_or(JUSTIFIED, Ordering::Relaxed) & JUSTIFIED == 0
-            {
-                self.mark(j);
-            }
-        } else if sp < 0 && i16::from(vc) >= -sp {
-            let mut s = cell.load(Ordering::Relaxed);
-            loop {
-                if s & JUSTIFIED != 0 || s & COUNT == 0 {
-                    return;
-                }
-                let mut new = s - 1;
-                if new & COUNT == 0 {
-                    new |= JUSTIFIED;
-                }
-                match cell.compare_exchange_weak(s, new, Ordering::Relaxed, Ordering::Relaxed) {
-                    Ok(_) => {
-                        if new & JUSTIFIED != 0 {
-                            self.mark(j);
+    /// One sweep of the positions `start..start + len` over a slice of the lower tiers:
+    /// every capture whose child the slice holds is compared with the score (no state but
+    /// the two bits: worth more fails, worth at least sets the exit bit).
+    fn slice_sweep(&self, loaded: &Loaded<'_>, start: usize, len: usize) {
+        let mut cursor = self.index.cursor(start as u64, (start + len) as u64);
+        let mut pending: Vec<(u8, u8, &i8)> = Vec::with_capacity(SUB * 6);
+        let mut scores = [0i16; SUB];
+        for base in (start..start + len).step_by(SUB) {
+            let m = SUB.min(start + len - base);
+            pending.clear();
+            for (slot, s) in scores.iter_mut().enumerate().take(m) {
+                let p = cursor.next().unwrap_or_default();
+                *s = score_of(self.cells[base + slot].load(Ordering::Relaxed), 0);
+                p.for_each_move(self.rules, |mv| {
+                    if let Outcome::Continue { child, captured } = mv.outcome {
+                        if captured > 0 {
+                            if let Some(r) = loaded.entry(&child) {
+                                prefetch(r);
+                                pending.push((slot as u8, captured, r));
+                            }
                         }
-                        return;
                     }
-                    Err(x) => s = x,
-                }
+                });
+            }
+            let (mut ge, mut gt) = (0u64, 0u64);
+            for &(slot, captured, r) in &pending {
+                let v = i16::from(captured) - i16::from(*r);
+                let s = scores[slot as usize];
+                ge |= u64::from(v >= s) << slot;
+                gt |= u64::from(v > s) << slot;
+            }
+            let (w, sh) = (base / 64, base % 64);
+            if ge != 0 {
+                self.bits[w].fetch_or(ge << sh, Ordering::Relaxed);
+            }
+            if gt != 0 {
+                self.failed[w].fetch_or(gt << sh, Ordering::Relaxed);
             }
         }
     }
 
-    /// One sweep over the frontier: every marked position acts on its parents. Returns how
-    /// many were taken.
-    fn sweep(&self) -> u64 {
+    /// The last sweep of the local check over `start..start + len`: the in-tier moves and
+    /// the ends (and the captures, from `resident`, when the lower tiers are held whole).
+    /// A position fails when a move is worth more than its score or none is worth it; a
+    /// positive score with an exit worth at least it is justified. Returns how many were
+    /// justified so.
+    fn last_sweep(&self, resident: Option<&LowerTiers>, start: usize, len: usize) -> u64 {
+        let mut cursor = self.index.cursor(start as u64, (start + len) as u64);
+        // (slot, captured, child's score) and (slot, child's cell).
+        let mut caps: Vec<(u8, u8, &i8)> = Vec::with_capacity(SUB * 6);
+        let mut inner: Vec<(u8, &AtomicU8)> = Vec::with_capacity(SUB * 6);
+        // Per slot: score, a move worth more, an exit worth at least it, an in-tier move
+        // worth at least it.
+        let mut st = [(0i16, false, false, false); SUB];
+        let mut seeded = 0;
+        for base in (start..start + len).step_by(SUB) {
+            let m = SUB.min(start + len - base);
+            caps.clear();
+            inner.clear();
+            for (slot, e) in st.iter_mut().enumerate().take(m) {
+                let p = cursor.next().unwrap_or_default();
+                let i = base + slot;
+                let s = score_of(self.cells[i].load(Ordering::Relaxed), 0);
+                *e = (s, false, Self::bit(self.bits, i), false);
+                let any = p.for_each_move(self.rules, |mv| match mv.outcome {
+                    Outcome::Continue { child, captured: 0 } => {
+                        let r = &self.cells[rank_of_child(&self.index, &child) as usize];
+                        prefetch(r);
+                        inner.push((slot as u8, r));
+                    }
+                    Outcome::Continue { child, captured } => {
+                        if let Some(lower) = resident {
+                            let r = lower.entry_of_child(&child);
+                            prefetch(r);
+                            caps.push((slot as u8, captured, r));
+                        }
+                    }
+                    Outcome::End { score } => {
+                        let v = i16::from(score);
+                        e.1 |= v > s;
+                        e.2 |= v >= s;
+                    }
+                });
+                if !any {
+                    let v = i16::from(p.end_score());
+                    e.1 |= v > s;
+                    e.2 |= v >= s;
+                }
+            }
+            for &(slot, captured, r) in &caps {
+                let e = &mut st[slot as usize];
+                let v = i16::from(captured) - i16::from(*r);
+                e.1 |= v > e.0;
+                e.2 |= v >= e.0;
+            }
+            for &(slot, r) in &inner {
+                let e = &mut st[slot as usize];
+                let v = -score_of(r.load(Ordering::Relaxed), 0);
+                e.1 |= v > e.0;
+                e.3 |= v >= e.0;
+            }
+            let mut fail = 0u64;
+            for (slot, &(s, gt, exit, inner)) in st.iter().enumerate().take(m) {
+                fail |= u64::from(gt || !(exit || inner)) << slot;
+                if s > 0 && exit {
+                    self.cells[base + slot].fetch_or(J, Ordering::Relaxed);
+                    seeded += 1;
+                }
+            }
+            if fail != 0 {
+                self.failed[base / 64].fetch_or(fail << (base % 64), Ordering::Relaxed);
+            }
+        }
+        seeded
+    }
+
+    /// The start of level `k` over `start..start + len`: the pending codes of level `k + 1`
+    /// go back to "−(k + 1), not justified"; every −k position counts its in-tier children
+    /// not justified with a score of at least `k`: none, it is justified (and in the
+    /// frontier); else it waits with that count. Returns how many were justified.
+    fn level_start(&self, k: i16, start: usize, len: usize) -> u64 {
+        let own = code(-k);
+        let stale = pending_base(k + 1);
+        let mut unranker = self.index.unranker();
+        let mut waiting: Vec<usize> = Vec::with_capacity(SUB);
+        let mut children: Vec<(u8, &AtomicU8)> = Vec::with_capacity(SUB * 6);
+        let mut justified = 0;
+        let mut flush = |waiting: &mut Vec<usize>, children: &mut Vec<(u8, &AtomicU8)>| {
+            let mut count = [0u8; SUB];
+            for &(slot, r) in children.iter() {
+                let b = r.load(Ordering::Relaxed);
+                if b & J == 0 || score_of(b, k) < k {
+                    count[slot as usize] += 1;
+                }
+            }
+            for (slot, &i) in waiting.iter().enumerate() {
+                let c = count[slot];
+                if c == 0 {
+                    self.cells[i].store(own | J, Ordering::Relaxed);
+                    Self::set(self.bits, i);
+                    justified += 1;
+                } else {
+                    self.cells[i].store(pending_base(k) + c, Ordering::Relaxed);
+                }
+            }
+            waiting.clear();
+            children.clear();
+        };
+        let wanted = 3u64 << k;
+        let end = start + len;
+        for g in (start..end).step_by(LEVEL_GRANULE) {
+            if self.levels[g / LEVEL_GRANULE].load(Ordering::Relaxed) & wanted == 0 {
+                continue;
+            }
+            for i in g..end.min(g + LEVEL_GRANULE) {
+                let b = self.cells[i].load(Ordering::Relaxed);
+                if b > stale && b <= stale + 6 {
+                    self.cells[i].store(code(-k - 1), Ordering::Relaxed);
+                } else if b == own {
+                    let slot = waiting.len() as u8;
+                    let p = unranker.unrank(i as u64);
+                    p.for_each_move(self.rules, |mv| {
+                        if let Outcome::Continue { child, captured: 0 } = mv.outcome {
+                            let r = &self.cells[rank_of_child(&self.index, &child) as usize];
+                            prefetch(r);
+                            children.push((slot, r));
+                        }
+                    });
+                    waiting.push(i);
+                    if waiting.len() == SUB {
+                        flush(&mut waiting, &mut children);
+                    }
+                }
+            }
+        }
+        flush(&mut waiting, &mut children);
+        justified
+    }
+
+    /// A child justified at level `k` with score `vc` (`±k`) acts on its parent `j`.
+    #[inline]
+    fn act(&self, k: i16, j: u64, vc: i16) {
+        let cell = &self.cells[j as usize];
+        if vc < 0 {
+            // Most parents are not waiting for this child: a plain read sees it first.
+            if cell.load(Ordering::Relaxed) == code(k)
+                && cell
+                    .compare_exchange(code(k), code(k) | J, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_ok()
+            {
+                Self::set(self.bits, j as usize);
+            }
+            return;
+        }
+        let base = pending_base(k);
+        let mut b = cell.load(Ordering::Relaxed);
+        loop {
+            if b <= base || b > base + 6 {
+                return;
+            }
+            let new = if b == base + 1 { code(-k) | J } else { b - 1 };
+            match cell.compare_exchange_weak(b, new, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => {
+                    if new & J != 0 {
+                        Self::set(self.bits, j as usize);
+                    }
+                    return;
+                }
+                Err(x) => b = x,
+            }
+        }
+    }
+
+    /// One sweep over the frontier of level `k`: every marked position acts on its
+    /// parents. Returns how many were taken.
+    fn sweep(&self, k: i16) -> u64 {
         const WORDS: usize = CHUNK / 64;
-        self.frontier
-            .as_raw_slice()
+        self.bits
             .par_chunks(WORDS)
             .enumerate()
             .map(|(c, chunk)| {
                 let mut taken = 0u64;
-                let mut buf: Vec<(u64, i8)> = Vec::with_capacity(BATCH + 64);
+                let mut buf: Vec<(u64, i16)> = Vec::with_capacity(BATCH + 64);
                 // The marks come in increasing order: the unranker keeps the mover's side.
                 let mut unranker = self.index.unranker();
                 for (w, word) in chunk.iter().enumerate() {
@@ -358,65 +538,57 @@ impl Ctx<'_> {
                         let b = u64::from(bits.trailing_zeros());
                         bits &= bits - 1;
                         let j = ((c * WORDS + w) as u64) * 64 + b;
-                        let v = self.scores[j as usize];
+                        let v = score_of(self.cells[j as usize].load(Ordering::Relaxed), k);
                         let p = unranker.unrank(j);
                         p.unmoves(self.rules, |q, _house| {
                             if q.is_reachable() {
                                 let r = self.index.rank_unchecked(&q);
-                                prefetch(&self.state[r as usize]);
-                                prefetch(&self.scores[r as usize]);
+                                prefetch(&self.cells[r as usize]);
                                 buf.push((r, v));
                             }
                         });
                         taken += 1;
                         if buf.len() >= BATCH {
                             for &(r, v) in &buf {
-                                self.act(r, v);
+                                self.act(k, r, v);
                             }
                             buf.clear();
                         }
                     }
                 }
                 for &(r, v) in &buf {
-                    self.act(r, v);
+                    self.act(k, r, v);
                 }
                 taken
             })
             .sum()
     }
 
-    /// The details of a failing position.
-    fn mismatch(&self, i: u64) -> Mismatch {
-        let p = self.index.unrank(i);
-        let stored = self.scores[i as usize];
-        let e = self.evaluate(&p);
-        let kind = if stored.unsigned_abs() > self.n {
-            MismatchKind::Bound
-        } else if e.best() != i16::from(stored) {
-            MismatchKind::Recurrence { expected: e.best() }
-        } else {
-            MismatchKind::Unjustified
-        };
-        Mismatch {
-            index: i,
-            position: p,
-            stored,
-            kind,
+    /// The end over `start..start + len`: counts the failing positions (failed, or not
+    /// justified), lists the first ones, and puts the scores back in the cells.
+    fn finish(&self, start: usize, len: usize) -> (u64, Vec<u64>) {
+        let (mut count, mut listed) = (0u64, Vec::new());
+        for i in start..start + len {
+            let b = self.cells[i].load(Ordering::Relaxed);
+            if b & J == 0 || Self::bit(self.failed, i) {
+                count += 1;
+                if listed.len() < LISTED {
+                    listed.push(i as u64);
+                }
+            }
+            self.cells[i].store(score_of(b, 1) as i8 as u8, Ordering::Relaxed);
         }
+        (count, listed)
     }
 }
 
 /// Verifies the stored scores of tier `n` (`scores`, in [`IndexKind::Reachable`] index
-/// order) under `rules`, given the scores of every lower tier in `lower` (verified before).
-/// Runs on the current rayon thread pool; reports [`Phase::Init`] for the local check
-/// (counted in positions) and [`Phase::Propagate`] for the justification (counted in
-/// nonzero positions justified).
-///
-/// Any score values are accepted (corrupt ones are reported, never a panic): arithmetic is
-/// done in `i16`.
+/// order) under `rules`, given the scores of every lower tier in `lower` (verified before):
+/// [`verify_tier_in_place`] on a copy of `scores`, the lower tiers held whole.
 ///
 /// # Errors
-/// [`AllocError`] when the verification state or the frontier cannot be allocated.
+/// [`SolveError::Alloc`] when the copy, the verification bits or the frontier cannot be
+/// allocated.
 ///
 /// # Panics
 /// If `scores.len()` is not the size of tier `n`, if `lower` holds fewer than `n` tiers, or
@@ -427,68 +599,184 @@ pub fn verify_tier(
     scores: &[i8],
     lower: &LowerTiers,
     progress: &dyn Progress,
-) -> Result<VerifyReport, AllocError> {
+) -> Result<VerifyReport, SolveError> {
+    assert!(lower.len() >= n as usize, "tier {n}: lower tiers missing");
+    let mut copy = try_vec(scores.len(), |i| scores[i]).map_err(|e| {
+        AllocError::new::<i8>(n, "scores", scores.len() as u64, scores.len(), e.into_io())
+    })?;
+    let stored = Stored(n, scores);
+    verify_tier_in_place(
+        rules,
+        n,
+        &mut copy,
+        VerifyLower::Resident(lower),
+        Some(&stored),
+        progress,
+    )
+}
+
+/// Tier `.0`'s scores `.1`, as a source (of that tier only).
+struct Stored<'a>(u8, &'a [i8]);
+
+impl ScoreSource for Stored<'_> {
+    fn load(&self, tier: u8, start: u64, out: &mut [i8]) -> Result<(), oware_db::Error> {
+        let s = usize::try_from(start).unwrap_or(usize::MAX);
+        match self.1.get(s..s.saturating_add(out.len())) {
+            Some(src) if tier == self.0 => {
+                out.copy_from_slice(src);
+                Ok(())
+            }
+            _ => Err(oware_db::Error::InvalidState(format!(
+                "tier {tier}: indices {start}..+{} not held",
+                out.len()
+            ))),
+        }
+    }
+}
+
+/// Verifies the stored scores of tier `n` under `rules` in place: `scores` (in
+/// [`IndexKind::Reachable`] index order) becomes the verifier's state, one byte per
+/// position, and holds the scores again on return (those out of bounds clamped to
+/// `±(n + 1)`). The lower tiers (verified before) are read from `lower`; `stored`, when
+/// given, delivers the original stored scores of tier `n` for the report's details of the
+/// scores out of bounds (else they are reported clamped). Memory beyond `scores`: two bits
+/// per position, and the largest slice when `lower` is sliced.
+///
+/// Runs on the current rayon thread pool; reports [`Phase::Init`] for the local check
+/// (counted in positions, once per sweep) and [`Phase::Propagate`] for the justification
+/// (counted in nonzero positions justified). Any score values are accepted (corrupt ones
+/// are reported, never a panic): arithmetic is done in `i16`.
+///
+/// # Errors
+/// [`SolveError::Alloc`] when the bits or the slice buffer cannot be allocated,
+/// [`SolveError::Lower`] when a slice of the lower tiers cannot be read.
+///
+/// # Panics
+/// If `scores.len()` is not the size of tier `n`, or if `n > 48`.
+pub fn verify_tier_in_place(
+    rules: &Rules,
+    n: u8,
+    scores: &mut [i8],
+    lower: VerifyLower<'_>,
+    stored: Option<&dyn ScoreSource>,
+    progress: &dyn Progress,
+) -> Result<VerifyReport, SolveError> {
     let t0 = Instant::now();
+    assert!(n <= 48, "tier {n}");
     let index = TierIndex::new(n, IndexKind::Reachable);
     let size = index.size() as usize;
     assert_eq!(scores.len(), size, "tier {n}: scores of the wrong size");
-    assert!(lower.len() >= n as usize, "tier {n}: lower tiers missing");
     let positions = size as u64;
-    let state = try_vec(size, |_| AtomicU8::new(0)).map_err(|e| {
-        AllocError::new::<AtomicU8>(n, "verification state", positions, size, e.into_io())
-    })?;
     let words = size.div_ceil(64);
-    let frontier = try_vec(words, |_| AtomicU64::new(0))
-        .map_err(|e| AllocError::new::<AtomicU64>(n, "frontier", positions, words, e.into_io()))?;
-    let mut frontier = BitVec::<AtomicU64, Lsb0>::from_vec(frontier);
-    frontier.truncate(size);
+    let alloc = |what: &'static str, e: std::collections::TryReserveError| {
+        AllocError::new::<AtomicU64>(n, what, positions, words, e.into_io())
+    };
+    let bits = try_vec(words, |_| AtomicU64::new(0)).map_err(|e| alloc("frontier", e))?;
+    let failed =
+        try_vec(words, |_| AtomicU64::new(0)).map_err(|e| alloc("verification bits", e))?;
+    let levels = try_vec(size.div_ceil(LEVEL_GRANULE), |_| AtomicU64::new(0))
+        .map_err(|e| alloc("level masks", e))?;
+    let slices = match lower {
+        VerifyLower::Resident(_) => Vec::new(),
+        VerifyLower::Sliced { slice_bytes, .. } => {
+            cut_slices(capture_window(rules, n), slice_bytes, SLICE_ALIGN)
+        }
+    };
+    let largest = slices.iter().map(Slice::len).max().unwrap_or(0) as usize;
+    let mut buf: Vec<i8> = Vec::new();
+    buf.try_reserve_exact(largest)
+        .map_err(|e| AllocError::new::<i8>(n, "lower slice", positions, largest, e.into_io()))?;
+    buf.resize(largest, 0);
+    // SAFETY: `AtomicU8` has the size, alignment and validity of `u8` (and so of `i8`);
+    // `scores` is borrowed mutably for as long as `cells` lives.
+    let cells: &[AtomicU8] =
+        unsafe { std::slice::from_raw_parts(scores.as_mut_ptr().cast::<AtomicU8>(), size) };
     let ctx = Ctx {
         rules,
         n,
         index,
-        scores,
-        lower,
-        state: &state,
-        frontier: &frontier,
+        cells,
+        bits: &bits,
+        failed: &failed,
+        levels: &levels,
     };
+    let chunks = size.div_ceil(CHUNK);
+    let span = |c: usize| (c * CHUNK, CHUNK.min(size - c * CHUNK));
 
-    progress.start(Phase::Init, size as u64);
-    let nonzero: u64 = state
-        .par_chunks(CHUNK)
-        .enumerate()
-        .map(|(c, chunk)| {
-            let z = ctx.local((c * CHUNK) as u64, chunk);
-            progress.advance(chunk.len() as u64);
+    progress.start(Phase::Init, positions * (slices.len() as u64 + 1));
+    let nonzero: u64 = (0..chunks)
+        .into_par_iter()
+        .map(|c| {
+            let (s, l) = span(c);
+            ctx.encode(s, l)
+        })
+        .sum();
+    if let VerifyLower::Sliced { source, .. } = lower {
+        for slice in &slices {
+            let mut at = 0usize;
+            for piece in &slice.pieces {
+                let len = piece.len() as usize;
+                source.load(piece.tier, piece.ranks.start, &mut buf[at..at + len])?;
+                at += len;
+            }
+            let loaded = Loaded::new(slice, &buf[..at]);
+            (0..chunks).into_par_iter().for_each(|c| {
+                let (s, l) = span(c);
+                ctx.slice_sweep(&loaded, s, l);
+                progress.advance(l as u64);
+            });
+        }
+    }
+    drop(buf);
+    let resident = match lower {
+        VerifyLower::Resident(l) => {
+            assert!(l.len() >= n as usize, "tier {n}: lower tiers missing");
+            Some(l)
+        }
+        VerifyLower::Sliced { .. } => None,
+    };
+    let seeded: u64 = (0..chunks)
+        .into_par_iter()
+        .map(|c| {
+            let (s, l) = span(c);
+            let z = ctx.last_sweep(resident, s, l);
+            progress.advance(l as u64);
             z
         })
         .sum();
+    for w in &bits {
+        w.store(0, Ordering::Relaxed);
+    }
 
     progress.start(Phase::Propagate, nonzero);
-    loop {
-        let taken = ctx.sweep();
-        progress.advance(taken);
-        if taken == 0 {
-            break;
+    progress.advance(seeded);
+    for k in (1..=i16::from(n) + 1).rev() {
+        let justified: u64 = (0..chunks)
+            .into_par_iter()
+            .map(|c| {
+                let (s, l) = span(c);
+                ctx.level_start(k, s, l)
+            })
+            .sum();
+        progress.advance(justified);
+        // The first sweeps take the positions justified at the start, counted above.
+        let mut counted = justified;
+        loop {
+            let taken = ctx.sweep(k);
+            if taken == 0 {
+                break;
+            }
+            progress.advance(taken.saturating_sub(counted));
+            counted = counted.saturating_sub(taken);
         }
     }
 
     // Failing positions: counted, and the first ones listed in index order.
-    let (mismatches, first) = state
-        .par_chunks(CHUNK)
-        .enumerate()
-        .map(|(c, chunk)| {
-            let mut count = 0u64;
-            let mut listed = Vec::new();
-            for (k, cell) in chunk.iter().enumerate() {
-                let st = cell.load(Ordering::Relaxed);
-                if st & FAILED != 0 || st & JUSTIFIED == 0 {
-                    count += 1;
-                    if listed.len() < LISTED {
-                        listed.push((c * CHUNK + k) as u64);
-                    }
-                }
-            }
-            (count, listed)
+    let (mismatches, first) = (0..chunks)
+        .into_par_iter()
+        .map(|c| {
+            let (s, l) = span(c);
+            ctx.finish(s, l)
         })
         .reduce(
             || (0, Vec::new()),
@@ -499,12 +787,75 @@ pub fn verify_tier(
                 (a + b, la)
             },
         );
+    // `cells` is not used from here on: the scores are read through `scores` again.
+    let first = first
+        .into_iter()
+        .map(|i| mismatch(rules, n, &index, scores, lower, stored, i))
+        .collect::<Result<_, _>>()?;
     Ok(VerifyReport {
         tier: n,
-        positions: size as u64,
+        positions,
         nonzero,
         mismatches,
-        first: first.into_iter().map(|i| ctx.mismatch(i)).collect(),
+        first,
         seconds: t0.elapsed().as_secs_f64(),
+    })
+}
+
+/// The details of failing position `i` of tier `n`, from the scores put back in `scores`
+/// (those at the clamp `±(n + 1)` read from `stored` when given) and the lower tiers.
+fn mismatch(
+    rules: &Rules,
+    n: u8,
+    index: &TierIndex,
+    scores: &[i8],
+    lower: VerifyLower<'_>,
+    stored: Option<&dyn ScoreSource>,
+    i: u64,
+) -> Result<Mismatch, SolveError> {
+    let at = |r: u64| -> i8 {
+        let s = scores[r as usize];
+        if s.unsigned_abs() > n {
+            if let Some(src) = stored {
+                let mut v = [s];
+                if src.load(n, r, &mut v).is_ok() {
+                    return v[0];
+                }
+            }
+        }
+        s
+    };
+    let p = index.unrank(i);
+    let s = at(i);
+    let moves = p.moves(rules);
+    let mut best = if moves.is_empty() {
+        i16::from(p.end_score())
+    } else {
+        i16::MIN
+    };
+    for m in moves.iter() {
+        let v = match m.outcome {
+            Outcome::Continue { child, captured: 0 } => {
+                -i16::from(at(rank_of_child(index, &child)))
+            }
+            Outcome::Continue { child, captured } => {
+                i16::from(captured) - i16::from(lower.score(&child)?)
+            }
+            Outcome::End { score } => i16::from(score),
+        };
+        best = best.max(v);
+    }
+    let kind = if s.unsigned_abs() > n {
+        MismatchKind::Bound
+    } else if best != i16::from(s) {
+        MismatchKind::Recurrence { expected: best }
+    } else {
+        MismatchKind::Unjustified
+    };
+    Ok(Mismatch {
+        index: i,
+        position: p,
+        stored: s,
+        kind,
     })
 }

@@ -1,14 +1,19 @@
 //! `verify_tier` accepts the solver's scores and catches corrupted ones: a single changed
 //! score (named, with the value the recurrence gives), an out-of-range score, and a whole set
 //! of endless positions given nonzero values that satisfy the recurrence everywhere but that
-//! no finite line forces (reported as unjustified). Reports do not depend on the thread count.
+//! no finite line forces (reported as unjustified). Reports do not depend on the thread count,
+//! nor on the slices the lower tiers are read in, and they are those of a plain fixpoint
+//! computed here from the definition of the justification.
 
 mod common;
 
 use std::sync::Arc;
 
 use oware_db::{IndexKind, Outcome, Position, Rules, TierIndex};
-use oware_solver::{solve_tier, verify_tier, LowerTiers, MismatchKind, NoProgress, VerifyReport};
+use oware_solver::{
+    solve_tier, verify_tier, verify_tier_in_place, LowerTiers, MismatchKind, NoProgress,
+    VerifyLower, VerifyReport,
+};
 
 /// Solves tiers `0..=max`: their scores, and the lower tiers of `max` (tiers `0..max`).
 fn solve_all(rules: &Rules, max: u8) -> (Vec<Vec<i8>>, LowerTiers) {
@@ -287,5 +292,185 @@ fn reports_do_not_depend_on_thread_count() {
     assert_eq!(one.first.len(), 10);
     for threads in [2, 3] {
         assert_eq!(run(threads), one, "{threads} threads");
+    }
+}
+
+/// The failures of tier `n` of `tiers` by the definition (the module doc of `verify`),
+/// computed plainly: the local check, then the justification as a fixpoint iterated over
+/// the whole tier until nothing changes. Returns the count and the first 10 with their kind.
+#[allow(clippy::needless_range_loop)] // indices are positions of the tier
+fn reference(rules: &Rules, tiers: &[Vec<i8>], n: u8) -> (u64, Vec<(u64, MismatchKind)>) {
+    let idx = TierIndex::new(n, IndexKind::Reachable);
+    let s = &tiers[n as usize];
+    let size = s.len();
+    let mut kids: Vec<Vec<usize>> = Vec::with_capacity(size);
+    let mut kind: Vec<Option<MismatchKind>> = Vec::with_capacity(size);
+    let mut justified: Vec<bool> = Vec::with_capacity(size);
+    for i in 0..size {
+        let p = idx.unrank(i as u64);
+        let mut exit = i16::MIN;
+        if p.moves(rules).is_empty() {
+            exit = i16::from(p.end_score());
+        }
+        let mut k = Vec::new();
+        for m in p.moves(rules).iter() {
+            match m.outcome {
+                Outcome::Continue { child, captured: 0 } => {
+                    k.push(idx.rank(&child).expect("reachable") as usize);
+                }
+                Outcome::Continue { child, captured } => {
+                    let t = TierIndex::new(child.seeds(), IndexKind::Reachable);
+                    let c = tiers[child.seeds() as usize][t.rank(&child).unwrap() as usize];
+                    exit = exit.max(i16::from(captured) - i16::from(c));
+                }
+                Outcome::End { score } => exit = exit.max(i16::from(score)),
+            }
+        }
+        let v = i16::from(s[i]);
+        let best = recurrence(rules, tiers, n, i as u64);
+        kind.push(if s[i].unsigned_abs() > n {
+            Some(MismatchKind::Bound)
+        } else if best != v {
+            Some(MismatchKind::Recurrence { expected: best })
+        } else {
+            None
+        });
+        justified.push(v == 0 || (v > 0 && exit >= v) || (v < 0 && k.is_empty()));
+        kids.push(k);
+    }
+    loop {
+        let mut changed = false;
+        for i in 0..size {
+            if justified[i] {
+                continue;
+            }
+            let v = i16::from(s[i]);
+            let ok = if v > 0 {
+                kids[i]
+                    .iter()
+                    .any(|&c| justified[c] && i16::from(s[c]) == -v)
+            } else {
+                kids[i]
+                    .iter()
+                    .all(|&c| justified[c] && i16::from(s[c]) >= -v)
+            };
+            if ok {
+                justified[i] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let failing: Vec<(u64, MismatchKind)> = (0..size)
+        .filter_map(|i| match kind[i] {
+            Some(k) => Some((i as u64, k)),
+            None => (!justified[i]).then_some((i as u64, MismatchKind::Unjustified)),
+        })
+        .collect();
+    let count = failing.len() as u64;
+    (count, failing.into_iter().take(10).collect())
+}
+
+/// The report's count and first failures, with their kinds.
+fn summary(r: &VerifyReport) -> (u64, Vec<(u64, MismatchKind)>) {
+    (
+        r.mismatches,
+        r.first.iter().map(|m| (m.index, m.kind)).collect(),
+    )
+}
+
+/// Tier `n` of `t` verified with the lower tiers read in slices of `bytes` scores.
+fn sliced(rules: &Rules, t: &[Vec<i8>], n: u8, lower: &LowerTiers, bytes: u64) -> VerifyReport {
+    let mut scores = t[n as usize].clone();
+    let source = VerifyLower::Sliced {
+        source: lower,
+        slice_bytes: bytes,
+    };
+    let mut r =
+        verify_tier_in_place(rules, n, &mut scores, source, None, &NoProgress).expect("verifies");
+    assert_eq!(scores, t[n as usize], "the scores are put back");
+    r.seconds = 0.0;
+    r
+}
+
+/// Many scores changed at once, some of them to values that satisfy the local check: the
+/// reports (count, first failures, kinds) are those of the plain fixpoint, with the lower
+/// tiers held whole or read in slices of one block or of a size that cuts tiers.
+#[test]
+fn reports_are_those_of_the_plain_fixpoint() {
+    let max = 9u8;
+    let mut cases = 0;
+    let mut unjustified = 0;
+    for rules in presets() {
+        let (tiers, _) = solve_all(&rules, max);
+        for n in 5..=max {
+            let mut lower = LowerTiers::new();
+            for s in &tiers[..n as usize] {
+                lower.push(Arc::from(s.clone()));
+            }
+            let size = tiers[n as usize].len();
+            for (seed, changes) in [(1usize, 1usize), (2, 7), (3, 60), (4, 600)] {
+                let mut t = tiers.clone();
+                let mut x = seed as u64 * 0x9E37_79B9_7F4A_7C15 + u64::from(n);
+                for _ in 0..changes {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let i = (x % size as u64) as usize;
+                    // Mostly small moves, sometimes the negation (which may keep the local
+                    // check and fail only the justification).
+                    let old = t[n as usize][i];
+                    let new = match x >> 60 {
+                        0..=5 => old.saturating_add(1),
+                        6..=11 => old.saturating_sub(1),
+                        _ => -old,
+                    };
+                    if new.unsigned_abs() <= n {
+                        t[n as usize][i] = new;
+                    }
+                }
+                let expect = reference(&rules, &t, n);
+                unjustified += expect
+                    .1
+                    .iter()
+                    .filter(|(_, k)| *k == MismatchKind::Unjustified)
+                    .count();
+                let whole = verify_tier(&rules, n, &t[n as usize], &lower, &NoProgress).unwrap();
+                assert_eq!(summary(&whole), expect, "{rules} tier {n} seed {seed}");
+                for bytes in [1, 37 * 1024 + 100] {
+                    let mut r = sliced(&rules, &t, n, &lower, bytes);
+                    let mut w = whole.clone();
+                    w.seconds = 0.0;
+                    r.seconds = 0.0;
+                    assert_eq!(r, w, "{rules} tier {n} seed {seed} slices of {bytes}");
+                }
+                cases += 1;
+            }
+        }
+    }
+    assert_eq!(cases, 2 * 5 * 4);
+    assert!(unjustified > 0, "no case fails the justification alone");
+}
+
+/// The solver's tables of tiers 0..=14 under both presets are accepted, with the lower
+/// tiers held whole and read in slices of 3 MiB (which cut tier 14's window).
+#[test]
+fn solver_scores_verify_up_to_tier_14_whole_and_sliced() {
+    let max = 14u8;
+    for rules in presets() {
+        let (tiers, _) = solve_all(&rules, max);
+        let mut lower = LowerTiers::new();
+        for (n, s) in tiers.iter().enumerate() {
+            let n = n as u8;
+            let r = verify_tier(&rules, n, s, &lower, &NoProgress).unwrap();
+            assert!(r.is_ok(), "{rules} tier {n}: {:?}", r.first);
+            if n >= 12 {
+                let r = sliced(&rules, &tiers, n, &lower, 3 << 20);
+                assert!(r.is_ok(), "{rules} tier {n} sliced: {:?}", r.first);
+            }
+            lower.push(Arc::from(s.clone()));
+        }
     }
 }

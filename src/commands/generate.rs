@@ -85,7 +85,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 ///
 /// # Errors
 /// The variable is set but is not a number of bytes.
-fn slice_bytes_from_env() -> anyhow::Result<Option<u64>> {
+pub(crate) fn slice_bytes_from_env() -> anyhow::Result<Option<u64>> {
     match std::env::var("OWARE_SLICE_BYTES") {
         Ok(v) => match v.trim().parse::<u64>() {
             Ok(b) => Ok(Some(b)),

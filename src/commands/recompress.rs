@@ -134,6 +134,7 @@ fn rewrite(args: &Args) -> anyhow::Result<ExitCode> {
         m.tiers.insert(
             n,
             TierEntry {
+                verified: None,
                 file: w.file.clone(),
                 entries: table.len(),
                 file_size: w.file_size,

@@ -39,6 +39,10 @@ pub struct Args {
     /// the tiers below A are loaded after their checksum check and trusted.
     #[arg(long, value_name = "A..B", value_parser = parse_tiers, requires = "deep")]
     pub tiers: Option<RangeInclusive<u8>>,
+    /// With --deep or --start: re-prove the tiers that the manifest records as verified too
+    /// (by default a tier re-proved before, with the checksum it still has, is not).
+    #[arg(long)]
+    pub again: bool,
     /// Evaluate the start position (4 seeds in every house, or --seeds-per-house) from the
     /// tables and print its score and every first move's score.
     #[arg(long)]

@@ -31,6 +31,7 @@ pub fn build_dir(dir: &Path, rules: &Rules, max: u8, opts: &WriteOptions) {
         m.tiers.insert(
             n,
             TierEntry {
+                verified: None,
                 file: w.file,
                 entries: scores.len() as u64,
                 file_size: w.file_size,

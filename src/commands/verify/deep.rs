@@ -36,6 +36,10 @@ pub(super) struct DeepResult {
     pub seconds: f64,
     /// One JSON row per tier.
     pub rows: Vec<Value>,
+    /// The tiers re-proved and recorded as verified in the manifest.
+    pub recorded: Vec<u8>,
+    /// Why tiers re-proved were not recorded, if some were not.
+    pub not_recorded: Option<String>,
 }
 
 /// A mismatch in words.
@@ -95,6 +99,9 @@ fn verdict_json(v: &TierVerdict) -> Value {
         }
         TierVerdict::Trusted { tier, checksum, .. } => {
             json!({ "tier": tier, "status": "trusted", "checksum": checksum })
+        }
+        TierVerdict::Recorded { tier, checksum, .. } => {
+            json!({ "tier": tier, "status": "recorded", "checksum": checksum })
         }
         TierVerdict::Verified(r) => json!({
             "tier": r.tier, "status": if r.is_ok() { "ok" } else { "failed" },
@@ -180,6 +187,14 @@ impl VerifyObserver for View<'_> {
                     ));
                 }
             }
+            TierVerdict::Recorded {
+                tier, positions, ..
+            } => {
+                self.out(format!(
+                    "tier {tier:2}  OK      verified before: {positions} positions, recorded in \
+                     the manifest with the checksum the table still has (--again re-proves it)"
+                ));
+            }
             TierVerdict::CheckFailed(_) | TierVerdict::Trusted { .. } => {}
         }
         if verdict.is_ok() {
@@ -198,6 +213,7 @@ pub(super) fn verify_deep(
     dir: &Path,
     rules: &Rules,
     range: RangeInclusive<u8>,
+    again: bool,
     bars: &Bars,
     print: bool,
 ) -> anyhow::Result<DeepResult> {
@@ -207,6 +223,8 @@ pub(super) fn verify_deep(
         rules: *rules,
         tiers: range.clone(),
         memory_limit: None,
+        slice_bytes: crate::commands::generate::slice_bytes_from_env()?,
+        again,
     };
     let view = View { bars, print, range };
     let report: DeepReport = verify_deep_with(&opts, &view)?;
@@ -221,8 +239,19 @@ pub(super) fn verify_deep(
              0..={b} intact"
         ));
     }
+    if !report.recorded.is_empty() {
+        view.out(format!(
+            "recorded as verified in the manifest: tiers {}",
+            super::tier_ranges(&report.recorded)
+        ));
+    }
+    if let Some(why) = &report.not_recorded {
+        view.out(format!("not recorded as verified in the manifest: {why}"));
+    }
     Ok(DeepResult {
         ok: report.is_ok(),
+        recorded: report.recorded.clone(),
+        not_recorded: report.not_recorded.clone(),
         positions: report.positions,
         seconds: report.seconds,
         rows: report.verdicts.iter().map(verdict_json).collect(),
@@ -260,7 +289,7 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             range.end()
         );
     }
-    let r = verify_deep(dir, &rules, range.clone(), &bars, !args.json)?;
+    let r = verify_deep(dir, &rules, range.clone(), args.again, &bars, !args.json)?;
     bars.finish();
     if args.json {
         let v = json!({
@@ -271,6 +300,8 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             "positions": r.positions,
             "seconds": r.seconds,
             "rows": r.rows,
+            "recorded": r.recorded,
+            "not_recorded": r.not_recorded,
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else if r.ok {

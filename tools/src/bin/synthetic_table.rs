@@ -92,6 +92,7 @@ fn main() {
         m.tiers.insert(
             tier,
             TierEntry {
+                verified: None,
                 file: w.file.clone(),
                 entries: scores.len() as u64,
                 file_size: w.file_size,
