@@ -39,10 +39,10 @@ pub use lock::{
 };
 pub use lower::LowerTiers;
 pub use memory::{
-    available_memory, capture_window, generate_peak_memory, generate_tier_memory, human_bytes,
-    partition_memory, plan_tier, plan_verify, tier_memory, verify_deep_least_memory,
-    verify_deep_memory, verify_memory, window_bytes, ExitPlan, TierPlan, MAX_SLICES,
-    MIN_SLICE_BYTES,
+    available_memory, capture_window, generate_least_memory, generate_peak_memory,
+    generate_tier_memory, human_bytes, partition_memory, plan_tier, plan_verify, tier_memory,
+    verify_deep_least_memory, verify_deep_memory, verify_memory, window_bytes, ExitPlan, TierPlan,
+    MAX_SLICES, MIN_SLICE_BYTES,
 };
 pub use progress::{NoProgress, Phase, Progress};
 pub use read::read_table;

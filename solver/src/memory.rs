@@ -64,6 +64,21 @@ pub fn generate_peak_memory(from: u8, max: u8) -> (u8, u64) {
         .unwrap_or((max, 0))
 }
 
+/// The least memory generating tiers `from..=max` can run in: at the tier that dominates,
+/// its own cells and frontier ([`tier_memory`]) and the smallest slice of its capture window
+/// that [`plan_tier`] allows. Returns `(tier, bytes)`; `(max, 0)` when `from > max`.
+pub fn generate_least_memory(rules: &Rules, from: u8, max: u8) -> (u8, u64) {
+    (from..=max)
+        .map(|m| {
+            (
+                m,
+                tier_memory(positions(m)) + least_slice(window_bytes(rules, m)),
+            )
+        })
+        .max_by_key(|&(_, b)| b)
+        .unwrap_or((max, 0))
+}
+
 /// The tiers a capture from tier `n` can reach under `rules`: a capture takes one to six
 /// consecutive houses of the opponent, each holding a count of the capture set, so it takes
 /// between the smallest count and six times the largest (empty for the tiers that no

@@ -11,8 +11,8 @@ use oware_db::{
     tier_file_name, tier_size, GameResult, IndexKind, Manifest, Position, Rules, Table, Tablebase,
 };
 use oware_solver::{
-    available_memory, generate, generate_peak_memory, human_bytes, tier_memory,
-    verify_deep_least_memory, verify_deep_memory, verify_memory, GenerateOptions,
+    available_memory, generate, generate_least_memory, generate_peak_memory, human_bytes,
+    tier_memory, verify_deep_least_memory, verify_deep_memory, verify_memory, GenerateOptions,
 };
 use serde_json::json;
 
@@ -56,6 +56,7 @@ fn report_missing(args: &Args, rules: &Rules, n: u8, missing: &[u8], present: &[
     let disk = (positions as f64 * bits / 8.0) as u64;
     let first = missing.first().copied().unwrap_or(0);
     let (peak_tier, peak) = generate_peak_memory(first, n);
+    let (_, generate_least) = generate_least_memory(rules, first, n);
     let (deep_tier, deep) = verify_deep_memory(rules, n);
     let (_, least) = verify_deep_least_memory(rules, n);
     let available = available_memory();
@@ -77,6 +78,7 @@ fn report_missing(args: &Args, rules: &Rules, n: u8, missing: &[u8], present: &[
             "bits_source": source,
             "generate_peak_memory": peak,
             "generate_peak_tier": peak_tier,
+            "generate_least_memory": generate_least,
             "deep_verify_memory": deep,
             "deep_verify_peak_tier": deep_tier,
             "deep_verify_least_memory": least,
@@ -109,11 +111,13 @@ fn report_missing(args: &Args, rules: &Rules, n: u8, missing: &[u8], present: &[
     );
     println!(
         "memory: generation peaks at {} (tier {peak_tier}: {:.2} bytes per position of tier \
-         {peak_tier}, plus the scores of tiers 0..{peak_tier} as memory-mapped side copies); the deep verification of tiers 0..={n} \
+         {peak_tier}, plus the scores of tiers 0..{peak_tier} as memory-mapped side copies), at least {} \
+         with the lower tiers read in slices; the deep verification of tiers 0..={n} \
          needs {} at full speed (tier {deep_tier}: {:.2} bytes per position, plus its lower tiers' \
          window held whole), at least {} with the lower tiers read in slices; available now: {}",
         human_bytes(peak),
         tier_memory(size(peak_tier)) as f64 / size(peak_tier).max(1) as f64,
+        human_bytes(generate_least),
         human_bytes(deep),
         verify_memory(size(deep_tier)) as f64 / size(deep_tier).max(1) as f64,
         human_bytes(least),
