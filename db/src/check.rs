@@ -201,6 +201,8 @@ pub fn check_table(
         });
     }
     let checksum = table.verify_checksum()?;
+    // The hash read the whole file: its pages leave the resident set until read again.
+    table.release_pages();
     let Some(entry) = entry else {
         return Err(CheckError::NotInManifest);
     };

@@ -302,6 +302,43 @@ impl Table {
         }
     }
 
+    /// Releases the pages of the table's file that this process has read: they leave the
+    /// process's resident set (they stay in the page cache, shared, while the system has room
+    /// for them) and are read again from the file, unchanged, on the next access. For a
+    /// reader that decodes a table once, or a part of it, and holds on to it: its resident set
+    /// then holds the decoded scores, not the compressed table too. Does nothing for a table
+    /// held in memory ([`Table::from_bytes`]) or where the system cannot release pages.
+    pub fn release_pages(&self) {
+        if let Bytes::Map(m) = &self.map {
+            release(m, 0, m.len());
+        }
+    }
+
+    /// [`Table::release_pages`] of the compressed blocks that hold the entries
+    /// `first..first + len` only (whole pages; the block index and header stay). Entries past
+    /// the table are ignored.
+    pub fn release_entries(&self, first: u64, len: u64) {
+        let Bytes::Map(m) = &self.map else { return };
+        let be = u64::from(self.header.block_entries).max(1);
+        let end = first.saturating_add(len).min(self.header.entries);
+        if first >= end {
+            return;
+        }
+        let (b0, b1) = (first / be, (end - 1) / be);
+        let bytes: &[u8] = m;
+        let offset = |b: u64| {
+            if b < self.block_count {
+                format::read_u64(bytes, self.index_offset + b as usize * INDEX_ENTRY) as usize
+            } else {
+                self.index_offset
+            }
+        };
+        let (start, stop) = (offset(b0), offset(b1 + 1).min(self.index_offset));
+        if start < stop {
+            release(m, start, stop - start);
+        }
+    }
+
     /// The score stored at entry `index`.
     ///
     /// # Errors
@@ -511,4 +548,26 @@ impl Table {
             Err(e) => Err(self.corrupt(b, format!("zstd: {e}"))),
         }
     }
+}
+
+/// Drops the pages `offset..offset + len` of `map` from the process's resident set
+/// (`madvise(MADV_DONTNEED)`); a failure (an unsupported system) leaves them resident.
+fn release(map: &Mmap, offset: usize, len: usize) {
+    let len = len.min(map.len().saturating_sub(offset));
+    if len == 0 {
+        return;
+    }
+    #[cfg(unix)]
+    {
+        // SAFETY: `MADV_DONTNEED` on this read-only, shared mapping of a file (`Mmap::map`
+        // maps with `MAP_SHARED` and `PROT_READ`) only unmaps the pages from this process: the
+        // next access, by this thread or any other, reads the same bytes of the file again
+        // (from the page cache, or the disk). No byte under a live reference changes, unlike
+        // a private or anonymous mapping, whose pages would come back zeroed; the file itself
+        // is never modified while the table is open (see `Table::open`'s safety contract).
+        let _ =
+            unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, offset, len) };
+    }
+    #[cfg(not(unix))]
+    let _ = (map, offset, len);
 }
