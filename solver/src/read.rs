@@ -7,7 +7,9 @@ use rayon::prelude::*;
 const TASK_BLOCKS: usize = 64;
 
 /// Every score of `table`, in index order, decoded on the current rayon thread pool: what
-/// [`Table::read_all`] does on one thread.
+/// [`Table::read_all`] does on one thread. The pages of the table's file read leave the
+/// process's resident set as they are decoded ([`Table::release_entries`]): the caller holds
+/// the scores, not the compressed table too.
 ///
 /// # Errors
 /// [`Error::CorruptBlock`] (the first corrupt block found, not necessarily the lowest), or
@@ -32,6 +34,10 @@ pub fn read_table(table: &Table) -> Result<Vec<i8>, Error> {
     let step = table.block_entries() as usize * TASK_BLOCKS;
     out.par_chunks_mut(step)
         .enumerate()
-        .try_for_each(|(k, chunk)| table.read_into((k * step) as u64, chunk))?;
+        .try_for_each(|(k, chunk)| {
+            let r = table.read_into((k * step) as u64, chunk);
+            table.release_entries((k * step) as u64, chunk.len() as u64);
+            r
+        })?;
     Ok(out)
 }

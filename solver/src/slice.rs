@@ -191,10 +191,17 @@ impl ScoreSource for TableSource {
         let step = be * 64;
         let first_end = ((start / step + 1) * step).min(start + out.len() as u64);
         let (head, rest) = out.split_at_mut((first_end - start) as usize);
-        table.read_range(start, head)?;
+        // The compressed pages each task read leave the resident set once decoded: the
+        // slice's buffer is what the plan counts, not the tables under it.
+        let read = |first: u64, chunk: &mut [i8]| {
+            let r = table.read_range(first, chunk);
+            table.release_entries(first, chunk.len() as u64);
+            r
+        };
+        read(start, head)?;
         rest.par_chunks_mut(step as usize)
             .enumerate()
-            .try_for_each(|(k, chunk)| table.read_range(first_end + k as u64 * step, chunk))
+            .try_for_each(|(k, chunk)| read(first_end + k as u64 * step, chunk))
     }
 }
 
