@@ -393,16 +393,19 @@ pub fn generate_with(
         .collect();
     let resident =
         |t: u8| ranks > 1 || plans[t as usize].is_ok_and(|p| p.exits == ExitPlan::Resident);
-    // A tier gets a side copy when a tier above it, still to solve, reads it from one.
-    let side_copied: Vec<bool> = (0..=opts.max_seeds)
+    // A tier gets a side copy when a tier above it, still to solve, reads it from one; the
+    // copy is dropped (unmapped, its pages out of the resident set) once the last of them is
+    // solved: `last_reader[t]`.
+    let last_reader: Vec<Option<u8>> = (0..=opts.max_seeds)
         .map(|t| {
-            (t + 1..=opts.max_seeds).any(|m| {
+            (t + 1..=opts.max_seeds).rev().find(|&m| {
                 !complete[m as usize]
                     && resident(m)
                     && (ranks > 1 || capture_window(&opts.rules, m).contains(&t))
             })
         })
         .collect();
+    let side_copied: Vec<bool> = last_reader.iter().map(Option::is_some).collect();
     // Nobody writes before every rank has read the directory.
     comm.barrier();
 
@@ -450,6 +453,7 @@ pub fn generate_with(
             } else {
                 lower.push_absent();
             }
+            drop_side_copies(&mut lower, &last_reader, tier);
             let report = TierReport::Skipped { tier };
             observer.tier_done(&report);
             reports.push(report);
@@ -482,6 +486,11 @@ pub fn generate_with(
             ExitPlan::Resident => None,
             ExitPlan::Sliced { slice_bytes } => Some(slice_bytes),
         };
+        if slices.is_some() {
+            // The side copies kept for a later tier are not read by this one: their pages
+            // leave the resident set, which the plan fills with slices.
+            lower.release_pages();
+        }
         observer.tier_start(tier, positions, true);
         observer.tier_plan(
             tier,
@@ -571,6 +580,7 @@ pub fn generate_with(
             lower.push_absent();
         }
         drop(scores);
+        drop_side_copies(&mut lower, &last_reader, tier);
         let report = TierReport::Solved {
             tier,
             stats,
@@ -589,6 +599,16 @@ pub fn generate_with(
         let _ = std::fs::remove_dir_all(&scratch_root);
     }
     Ok(reports)
+}
+
+/// Drops the side copies of the tiers whose last reader is `done` (or below): no tier still
+/// to solve reads them.
+fn drop_side_copies(lower: &mut LowerTiers, last_reader: &[Option<u8>], done: u8) {
+    for (t, last) in last_reader.iter().enumerate().take(lower.len()) {
+        if last.is_some_and(|m| m <= done) && lower.holds(t as u8) {
+            lower.set(t as u8, None);
+        }
+    }
 }
 
 impl From<SolveError> for GenerateError {

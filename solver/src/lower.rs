@@ -128,6 +128,28 @@ impl LowerTiers {
         self.tiers[usize::from(n)] = (index, held);
     }
 
+    /// Releases the pages of the memory-mapped tiers from the process's resident set: they
+    /// are read again from their side copies, unchanged, on the next access. For a tier solved
+    /// without them (in slices) while they are kept for a later one.
+    pub(crate) fn release_pages(&self) {
+        for (_, s) in &self.tiers {
+            if let Scores::Mapped(m) = s {
+                #[cfg(unix)]
+                {
+                    // SAFETY: `MADV_DONTNEED` on a read-only shared mapping of a file
+                    // (`Mmap::map`: `MAP_SHARED`, `PROT_READ`) only unmaps its pages from this
+                    // process; the next access reads the same bytes of the file again, so no
+                    // byte under a live reference changes (a private or anonymous mapping
+                    // would come back zeroed; this one cannot). The side copy is not modified
+                    // while mapped (see `push_mapped`).
+                    let _ = unsafe { m.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+                }
+                #[cfg(not(unix))]
+                let _ = m;
+            }
+        }
+    }
+
     /// Adds absent tiers up to `len` tiers.
     pub(crate) fn pad(&mut self, len: u8) {
         while self.tiers.len() < usize::from(len) {
