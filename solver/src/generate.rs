@@ -428,6 +428,9 @@ pub fn generate_with(
     })?;
     let side_copy = |lower: &mut LowerTiers, tier: u8, scores: &[i8]| {
         let path = scratch.join(format!("tier-{tier:02}.scores"));
+        // A file created in the scratch directory while an interrupt's cleanup removes it
+        // would keep the directory: the write is one of the steps that cleanup waits for.
+        let _writing = crate::lock::writing();
         lower
             .push_mapped(&path, scores)
             .map_err(|e| GenerateError::Db(oware_db::Error::io(&path, e)))
