@@ -3,19 +3,9 @@
 
 mod support;
 
-use std::path::Path;
 use std::process::Command;
 
-use support::{ok, oware, run, text};
-
-/// The names in `dir` that are neither a table, the manifest nor the lock file.
-fn leftovers(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| !(n.ends_with(".owt") || n == "manifest.json" || n == ".lock"))
-        .collect()
-}
+use support::{leftovers, ok, oware, run, text};
 
 /// A small tmpfs mounted on a new directory, unmounted when dropped.
 #[cfg(unix)]

@@ -13,31 +13,7 @@ use std::process::Stdio;
 
 use oware_db::{IndexKind, Rules, TierIndex};
 use oware_solver::{tier_memory, window_bytes};
-use support::{ok, oware, text};
-
-/// The tables of `dir`, by name.
-fn tables(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "owt"))
-        .map(|p| {
-            let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            (name, std::fs::read(&p).unwrap())
-        })
-        .collect();
-    v.sort();
-    v
-}
-
-/// The names in `dir` that are neither a table, the manifest nor the lock file.
-fn leftovers(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| !(n.ends_with(".owt") || n == "manifest.json" || n == ".lock"))
-        .collect()
-}
+use support::{leftovers, ok, oware, tables, text};
 
 /// A limit that fits tier 16's cells and a third of its lower tiers, and every lower tier
 /// with all of its own.

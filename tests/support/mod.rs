@@ -3,6 +3,7 @@
 // Each test crate uses a different subset.
 #![allow(dead_code)]
 
+use std::path::Path;
 use std::process::{Command, Output};
 
 /// A command for the `oware` binary under test.
@@ -29,4 +30,30 @@ pub fn ok(args: &[&str]) -> String {
 /// Bytes of output as text.
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The tables of `dir`, by name.
+#[allow(dead_code)]
+pub fn tables(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "owt"))
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read(&p).unwrap())
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// The names in `dir` that are neither a table, the manifest nor the lock file.
+#[allow(dead_code)]
+pub fn leftovers(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !(n.ends_with(".owt") || n == "manifest.json" || n == ".lock"))
+        .collect()
 }
