@@ -41,3 +41,21 @@ pub fn read_table(table: &Table) -> Result<Vec<i8>, Error> {
         })?;
     Ok(out)
 }
+
+/// The scores of indices `first..first + out.len()` of `table` into `out`, decoded on the
+/// current rayon thread pool, the pages read released as in [`read_table`]: what
+/// [`Table::read_range`] does on one thread.
+///
+/// # Errors
+/// As [`Table::read_range`].
+pub fn read_range_parallel(table: &Table, first: u64, out: &mut [i8]) -> Result<(), Error> {
+    let step = table.block_entries() as usize * TASK_BLOCKS;
+    out.par_chunks_mut(step)
+        .enumerate()
+        .try_for_each(|(k, chunk)| {
+            let at = first + (k * step) as u64;
+            let r = table.read_range(at, chunk);
+            table.release_entries(at, chunk.len() as u64);
+            r
+        })
+}

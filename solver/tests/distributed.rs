@@ -10,7 +10,7 @@ use std::sync::Arc;
 use oware_db::Rules;
 use oware_solver::distributed::{
     all_gather_scores, gather_scores, solve_tier_local, solve_tier_partitioned, Comm, LocalComm,
-    PartitionConfig, ThreadComm,
+    LowerShare, PartitionConfig, ThreadComm,
 };
 use oware_solver::{LowerTiers, NoProgress};
 
@@ -33,6 +33,63 @@ fn partitioned(comm: &dyn Comm, rules: &Rules, max: u8, config: &PartitionConfig
         lower.push(Arc::from(all));
     }
     out
+}
+
+/// As [`partitioned`], but each rank keeps only its share of every solved tier: the
+/// captures are looked up from their owners. Returns rank 0's gathered tiers and the
+/// look-ups this rank sent to others.
+fn shared(
+    comm: &dyn Comm,
+    rules: &Rules,
+    max: u8,
+    config: &PartitionConfig,
+) -> (Vec<Vec<i8>>, u64) {
+    let mut share = LowerShare::new(comm.rank(), comm.size());
+    let mut out = Vec::new();
+    let mut remote = 0;
+    for n in 0..=max {
+        let (local, stats) =
+            solve_tier_local(comm, rules, n, &share, &NoProgress, config).expect("tier allocates");
+        assert_eq!(stats.finite + stats.endless, stats.positions);
+        remote += stats.lookups_remote;
+        if let Some(all) = gather_scores(comm, &local) {
+            out.push(all);
+        }
+        share.insert(n, local).expect("this rank's range");
+        assert!(
+            share.bytes()
+                <= (0..=n)
+                    .map(|t| share.partition(t).range(comm.rank()).count() as u64)
+                    .sum()
+        );
+    }
+    (out, remote)
+}
+
+#[test]
+fn shared_lower_tiers_match_single_process() {
+    for rules in [Rules::ABAPA, Rules::AWARI] {
+        let reference = common::solve_all(&rules, MAX);
+        for (ranks, batch) in [(1, 1 << 22), (2, 64), (3, 1 << 22), (4, 1000), (5, 64)] {
+            let max = if batch < 1000 { 10 } else { MAX };
+            let config = PartitionConfig {
+                batch,
+                ..PartitionConfig::default()
+            };
+            let results = ThreadComm::run(ranks, |comm| shared(comm, &rules, max, &config));
+            let got = &results[0].0;
+            for (n, (g, want)) in got.iter().zip(&reference).enumerate() {
+                assert!(
+                    g == want,
+                    "{rules}, {ranks} ranks, batch {batch}: tier {n} differs"
+                );
+            }
+            assert_eq!(got.len(), max as usize + 1);
+            // Over several ranks, captures are asked of other ranks.
+            let asked: u64 = results.iter().map(|r| r.1).sum();
+            assert_eq!(asked > 0, ranks > 1, "{rules}, {ranks} ranks");
+        }
+    }
 }
 
 fn check(rules: &Rules, reference: &[Vec<i8>], ranks: usize, config: PartitionConfig) {

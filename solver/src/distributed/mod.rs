@@ -9,15 +9,18 @@
 //!   gathered on rank 0. The scores are byte-identical to those of [`crate::solve_tier`].
 
 mod comm;
+mod lookup;
 #[cfg(feature = "mpi")]
 mod mpi;
+mod share;
 mod solve;
 
 pub use crate::memory::partition_memory;
 pub use comm::{Comm, LocalComm, ThreadComm};
 #[cfg(feature = "mpi")]
 pub use mpi::MpiComm;
+pub use share::LowerShare;
 pub use solve::{
     all_gather_scores, gather_scores, solve_tier_local, solve_tier_partitioned, LocalScores,
-    Partition, PartitionConfig, PartitionStats,
+    Partition, PartitionConfig, PartitionStats, RankLower, PARTITION_ALIGN,
 };

@@ -39,6 +39,8 @@ use oware_db::{IndexKind, Position, Rules, TierIndex};
 use rayon::prelude::*;
 
 use super::comm::Comm;
+use super::lookup::{first_cells_shared, Layout, LookupStats};
+use super::share::LowerShare;
 use crate::lower::LowerTiers;
 use crate::memory::rank_bytes;
 use crate::progress::{Phase, Progress};
@@ -52,13 +54,20 @@ const GEN_CHUNK: usize = 2048;
 /// Updates per rayon work item when applying.
 const APPLY_CHUNK: usize = 1 << 14;
 
-/// The split of a tier's indices over the ranks: rank `r` of `ranks` owns
-/// `⌊size·r/ranks⌋ .. ⌊size·(r+1)/ranks⌋` (sizes differ by at most one).
+/// The split of a tier's indices over the ranks: rank `r` of `ranks` owns the indices from
+/// `⌊size·r/ranks⌋` rounded down to a multiple of [`PARTITION_ALIGN`] to the start of rank
+/// `r + 1` (the last rank to the tier's end). Ranges are whole blocks of the tables, so
+/// that every rank encodes the blocks of its own range; their sizes differ by at most one
+/// block, and a tier smaller than a block per rank leaves some ranks empty.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Partition {
     size: u64,
     ranks: u64,
 }
+
+/// The entries a [`Partition`] aligns its ranges to: a block of the tables
+/// ([`WriteOptions::DEFAULT_BLOCK_ENTRIES`](oware_db::WriteOptions::DEFAULT_BLOCK_ENTRIES)).
+pub const PARTITION_ALIGN: u64 = oware_db::WriteOptions::DEFAULT_BLOCK_ENTRIES as u64;
 
 impl Partition {
     /// The split of `size` indices over `ranks` ranks.
@@ -73,9 +82,24 @@ impl Partition {
         }
     }
 
+    /// The number of ranks.
+    pub fn ranks(&self) -> usize {
+        self.ranks as usize
+    }
+
+    /// The indices split.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
     /// First index of rank `r` (`r == ranks` gives the tier size).
+    #[inline]
     pub fn start(&self, r: usize) -> u64 {
-        (u128::from(self.size) * r as u128 / u128::from(self.ranks)) as u64
+        if r as u64 >= self.ranks {
+            return self.size;
+        }
+        let even = (u128::from(self.size) * r as u128 / u128::from(self.ranks)) as u64;
+        even / PARTITION_ALIGN * PARTITION_ALIGN
     }
 
     /// The indices owned by rank `r`.
@@ -86,9 +110,14 @@ impl Partition {
     /// The rank owning index `g` (`g < size`).
     #[inline]
     pub fn owner(&self, g: u64) -> usize {
-        // Largest r with ⌊size·r/P⌋ <= g, i.e. size·r < (g+1)·P: r = ⌈(g+1)·P/size⌉ − 1.
+        // The owner of the even split, r = ⌈(g+1)·P/size⌉ − 1, starts at or before g, and
+        // so does its aligned start: the owner is r or one of the next ranks.
         let num = (u128::from(g) + 1) * u128::from(self.ranks);
-        (num.div_ceil(u128::from(self.size)) - 1) as usize
+        let mut r = (num.div_ceil(u128::from(self.size)) - 1) as usize;
+        while self.start(r + 1) <= g {
+            r += 1;
+        }
+        r
     }
 }
 
@@ -143,6 +172,37 @@ pub struct PartitionStats {
     pub propagate_seconds: f64,
     /// Seconds inside collective calls during propagation (transfer and waiting).
     pub comm_seconds: f64,
+    /// Capture look-ups sent to other ranks (partitioned lower tiers only).
+    pub lookups_remote: u64,
+    /// Capture look-ups this rank answered for itself (partitioned lower tiers only).
+    pub lookups_local: u64,
+    /// Bytes sent to other ranks for capture look-ups: 8 per look-up, 1 per answer.
+    pub lookup_bytes_sent: u64,
+    /// All-to-all exchanges of look-ups and answers (the same on every rank).
+    pub lookup_exchanges: u64,
+    /// Seconds inside collective calls during the look-ups (part of `init_seconds`).
+    pub lookup_comm_seconds: f64,
+}
+
+/// The lower tiers a rank reads the captures of its positions from.
+#[derive(Clone, Copy)]
+pub enum RankLower<'a> {
+    /// Every rank holds every lower tier a capture reaches: no look-up is exchanged.
+    Whole(&'a LowerTiers),
+    /// Each rank holds its share ([`LowerShare`]): captures are asked of their owners.
+    Shared(&'a LowerShare),
+}
+
+impl<'a> From<&'a LowerTiers> for RankLower<'a> {
+    fn from(lower: &'a LowerTiers) -> Self {
+        RankLower::Whole(lower)
+    }
+}
+
+impl<'a> From<&'a LowerShare> for RankLower<'a> {
+    fn from(share: &'a LowerShare) -> Self {
+        RankLower::Shared(share)
+    }
 }
 
 /// This rank's scores of a tier: the indices `start..start + scores.len()`.
@@ -294,7 +354,8 @@ impl Ctx<'_> {
 }
 
 /// Solves this rank's part of tier `n` (see the module documentation). Every rank of
-/// `comm` must call it with the same arguments; `lower` must hold every tier below `n`.
+/// `comm` must call it with the same arguments; `lower` must hold every tier that a capture
+/// of tier `n` reaches: whole on every rank, or each rank its share.
 /// `progress` receives this rank's counts. Runs rayon phases on the current thread pool and
 /// every collective on the calling thread.
 ///
@@ -305,14 +366,15 @@ impl Ctx<'_> {
 /// # Panics
 /// If `lower` lacks a tier that a capture reaches, if `n > 48`, if a rank would own more
 /// than 2^32 positions, or if `config.batch == 0`.
-pub fn solve_tier_local(
+pub fn solve_tier_local<'a>(
     comm: &dyn Comm,
     rules: &Rules,
     n: u8,
-    lower: &LowerTiers,
+    lower: impl Into<RankLower<'a>>,
     progress: &dyn Progress,
     config: &PartitionConfig,
 ) -> Result<(LocalScores, PartitionStats), AllocError> {
+    let lower = lower.into();
     assert!(config.batch > 0, "batch must be positive");
     let ranks = comm.size();
     let me = comm.rank();
@@ -347,17 +409,45 @@ pub fn solve_tier_local(
 
     let t = Instant::now();
     progress.start(Phase::Init, local as u64);
-    ctx.far = ctx
-        .cells
-        .par_chunks(CHUNK)
-        .enumerate()
-        .map(|(c, chunk)| {
-            let start = ctx.start + (c * CHUNK) as u64;
-            let far = first_cells(rules, &ctx.index, lower, ctx.codes, start, chunk);
-            progress.advance(chunk.len() as u64);
+    ctx.far = match lower {
+        RankLower::Whole(lower) => ctx
+            .cells
+            .par_chunks(CHUNK)
+            .enumerate()
+            .map(|(c, chunk)| {
+                let start = ctx.start + (c * CHUNK) as u64;
+                let far = first_cells(rules, &ctx.index, lower, ctx.codes, start, chunk);
+                progress.advance(chunk.len() as u64);
+                far
+            })
+            .collect(),
+        RankLower::Shared(share) => {
+            let layout = Layout {
+                chunk: CHUNK,
+                batch: (config.batch / 4).max(1).next_multiple_of(CHUNK),
+                per_dest: (config.batch / ranks).max(1),
+            };
+            let mut lookups = LookupStats::default();
+            let far = first_cells_shared(
+                comm,
+                rules,
+                &ctx.index,
+                share,
+                ctx.codes,
+                ctx.start,
+                &ctx.cells,
+                layout,
+                progress,
+                &mut lookups,
+            );
+            stats.lookups_remote = lookups.remote;
+            stats.lookups_local = lookups.local;
+            stats.lookup_bytes_sent = lookups.bytes_sent;
+            stats.lookup_exchanges = lookups.exchanges;
+            stats.lookup_comm_seconds = lookups.comm_seconds;
             far
-        })
-        .collect();
+        }
+    };
     stats.far_exits = ctx.far.iter().map(|f| f.len() as u64).sum();
     stats.init_seconds = t.elapsed().as_secs_f64();
 
@@ -465,11 +555,11 @@ pub fn solve_tier_local(
 ///
 /// # Panics
 /// As [`solve_tier_local`].
-pub fn solve_tier_partitioned(
+pub fn solve_tier_partitioned<'a>(
     comm: &dyn Comm,
     rules: &Rules,
     n: u8,
-    lower: &LowerTiers,
+    lower: impl Into<RankLower<'a>>,
     progress: &dyn Progress,
 ) -> Result<Option<Vec<i8>>, AllocError> {
     let (local, _) =
@@ -502,12 +592,28 @@ mod tests {
 
     #[test]
     fn owner_matches_ranges() {
-        for size in [0u64, 1, 2, 5, 7, 64, 100, 1001] {
+        for size in [
+            0u64,
+            1,
+            2,
+            5,
+            7,
+            64,
+            100,
+            1001,
+            1024,
+            2049,
+            3000,
+            7 * 1024 + 5,
+            20_000,
+        ] {
             for ranks in 1..=7 {
                 let p = Partition::new(size, ranks);
                 assert_eq!(p.start(0), 0);
                 assert_eq!(p.start(ranks), size);
                 for r in 0..ranks {
+                    assert_eq!(p.start(r) % PARTITION_ALIGN, 0);
+                    assert!(p.start(r) <= p.start(r + 1));
                     for g in p.range(r) {
                         assert_eq!(p.owner(g), r, "size {size} ranks {ranks} g {g}");
                     }

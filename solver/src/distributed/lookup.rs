@@ -1,0 +1,245 @@
+//! The first cells of one rank's positions when the lower tiers are partitioned
+//! ([`LowerShare`]): the captures of a batch of positions become look-ups sent to the owners
+//! of their children, answered with one byte each.
+//!
+//! Every rank walks its positions in batches of the same size, and all ranks run as many
+//! batches as the largest needs (a rank done early still answers). A batch:
+//!
+//! 1. generates the moves of its positions (rayon, a chunk of positions per task): the
+//!    game ends fold into each position's exit at once, every capture becomes a look-up word
+//!    bucketed by the rank that owns the child, in the order the moves were generated;
+//! 2. exchanges the look-ups all-to-all in sub-rounds of at most `per_dest` words per
+//!    destination (as propagation bounds its updates), each sub-round answered at once by the
+//!    owners, whose bytes come back in a second exchange in the order they were asked;
+//! 3. folds `captured − answer` into the exits, walking the captures in the same order, and
+//!    writes the cells as the single-process first pass does.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::Instant;
+
+use oware_db::retro::ExitMoves;
+use oware_db::{Rules, TierIndex};
+use rayon::prelude::*;
+
+use super::comm::{pack_bytes, unpack_bytes, Comm};
+use super::share::LowerShare;
+use crate::cell::{Codes, FarExits};
+use crate::first_pass::Initial;
+use crate::progress::Progress;
+
+/// Counts and timings of a rank's look-ups.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct LookupStats {
+    /// Look-ups sent to other ranks.
+    pub remote: u64,
+    /// Look-ups this rank answered for itself.
+    pub local: u64,
+    /// Bytes sent to other ranks: 8 per look-up, 1 per answer (and the words' padding).
+    pub bytes_sent: u64,
+    /// All-to-all exchanges (look-ups and answers; the same on every rank).
+    pub exchanges: u64,
+    /// Seconds inside collective calls.
+    pub comm_seconds: f64,
+}
+
+/// What the moves of one chunk of positions found before their captures are answered.
+struct ChunkWork {
+    inits: Vec<Initial>,
+    /// Each capture in order: the position's slot in the chunk, the owner of the child, the
+    /// seeds captured.
+    captures: Vec<(u16, u32, i8)>,
+    /// The look-ups, by owner.
+    requests: Vec<Vec<u64>>,
+}
+
+/// The layout of a first pass over partitioned lower tiers.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Layout {
+    /// Positions per rayon task (at most 2^16: far exits are kept per chunk).
+    pub chunk: usize,
+    /// Positions per batch (a multiple of `chunk`).
+    pub batch: usize,
+    /// The most look-up words sent to one rank in one exchange.
+    pub per_dest: usize,
+}
+
+/// Writes the first cells of the positions `start..start + cells.len()` of tier `index`
+/// (this rank's range), asking every capture of the owner of its child (see the module
+/// documentation). A collective: every rank calls it. Returns the far exits per `chunk`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn first_cells_shared(
+    comm: &dyn Comm,
+    rules: &Rules,
+    index: &TierIndex,
+    share: &LowerShare,
+    codes: Codes,
+    start: u64,
+    cells: &[AtomicU8],
+    layout: Layout,
+    progress: &dyn Progress,
+    stats: &mut LookupStats,
+) -> Vec<FarExits> {
+    let ranks = comm.size();
+    let Layout {
+        chunk,
+        batch,
+        per_dest,
+    } = layout;
+    debug_assert!(chunk <= 1 << 16 && batch % chunk == 0);
+    let t = Instant::now();
+    let rounds = comm.all_reduce_max(cells.len().div_ceil(batch) as u64);
+    stats.comm_seconds += t.elapsed().as_secs_f64();
+    let mut far = Vec::with_capacity(cells.len().div_ceil(chunk));
+    for b in 0..rounds as usize {
+        let lo = (b * batch).min(cells.len());
+        let hi = ((b + 1) * batch).min(cells.len());
+        let cells = &cells[lo..hi];
+        let mut works: Vec<ChunkWork> = cells
+            .par_chunks(chunk)
+            .enumerate()
+            .map(|(c, cells)| {
+                let first = start + (lo + c * chunk) as u64;
+                let mut cursor = index.cursor(first, first + cells.len() as u64);
+                let mut exits = ExitMoves::new(rules);
+                let mut requests = vec![Vec::new(); ranks];
+                let mut captures = Vec::new();
+                let inits = (0..cells.len())
+                    .map(|slot| {
+                        let p = cursor.next().unwrap_or_default();
+                        Initial::of(&p, &mut exits, |child, captured| {
+                            let (word, owner) = share.request(child);
+                            requests[owner].push(word);
+                            captures.push((slot as u16, owner as u32, captured));
+                        })
+                    })
+                    .collect();
+                ChunkWork {
+                    inits,
+                    captures,
+                    requests,
+                }
+            })
+            .collect();
+        // The chunks' look-ups, concatenated per owner; `offsets[c][d]`: where chunk `c`'s
+        // look-ups to rank `d` begin.
+        let mut outgoing: Vec<Vec<u64>> = (0..ranks)
+            .map(|d| Vec::with_capacity(works.iter().map(|w| w.requests[d].len()).sum()))
+            .collect();
+        let offsets: Vec<Vec<usize>> = works
+            .iter_mut()
+            .map(|w| {
+                outgoing
+                    .iter_mut()
+                    .zip(&mut w.requests)
+                    .map(|(out, req)| {
+                        let at = out.len();
+                        out.append(req);
+                        at
+                    })
+                    .collect()
+            })
+            .collect();
+        let answers = ask(comm, share, outgoing, per_dest, stats);
+        let batch_far: Vec<FarExits> = works
+            .into_par_iter()
+            .zip(cells.par_chunks(chunk))
+            .zip(offsets)
+            .map(|((work, cells), mut at)| {
+                let mut inits = work.inits;
+                for &(slot, owner, captured) in &work.captures {
+                    let d = owner as usize;
+                    let v = answers[d][at[d]];
+                    at[d] += 1;
+                    let exit = &mut inits[slot as usize].exit;
+                    *exit = (*exit).max(captured - v);
+                }
+                let mut far = Vec::new();
+                for (slot, (cell, init)) in cells.iter().zip(&inits).enumerate() {
+                    let (c, low_exit) = codes.initial(init.exit, init.open);
+                    if let Some(e) = low_exit {
+                        far.push((slot as u16, e));
+                    }
+                    cell.store(c, Ordering::Relaxed);
+                }
+                progress.advance(cells.len() as u64);
+                far.into_boxed_slice()
+            })
+            .collect();
+        far.extend(batch_far);
+    }
+    far
+}
+
+/// Sends `outgoing[d]` to rank `d` and returns its answers in the same order, in sub-rounds
+/// of at most `per_dest` words per destination; answers what the other ranks ask meanwhile.
+/// A collective.
+fn ask(
+    comm: &dyn Comm,
+    share: &LowerShare,
+    outgoing: Vec<Vec<u64>>,
+    per_dest: usize,
+    stats: &mut LookupStats,
+) -> Vec<Vec<i8>> {
+    let me = comm.rank();
+    for (d, b) in outgoing.iter().enumerate() {
+        if d == me {
+            stats.local += b.len() as u64;
+        } else {
+            stats.remote += b.len() as u64;
+        }
+    }
+    let longest = outgoing.iter().map(Vec::len).max().unwrap_or(0);
+    let t = Instant::now();
+    let subrounds = comm.all_reduce_max(longest.div_ceil(per_dest) as u64);
+    stats.comm_seconds += t.elapsed().as_secs_f64();
+    let mut answers: Vec<Vec<i8>> = outgoing
+        .iter()
+        .map(|b| Vec::with_capacity(b.len()))
+        .collect();
+    let remote_words = |bufs: &[Vec<u64>]| -> u64 {
+        bufs.iter()
+            .enumerate()
+            .filter(|&(d, _)| d != me)
+            .map(|(_, b)| b.len() as u64 * 8)
+            .sum()
+    };
+    for s in 0..subrounds as usize {
+        let out: Vec<Vec<u64>> = outgoing
+            .iter()
+            .map(|b| {
+                let lo = (s * per_dest).min(b.len());
+                b[lo..(lo + per_dest).min(b.len())].to_vec()
+            })
+            .collect();
+        stats.bytes_sent += remote_words(&out);
+        let t = Instant::now();
+        let asked = comm.exchange(out);
+        stats.comm_seconds += t.elapsed().as_secs_f64();
+        let replies: Vec<Vec<u64>> = asked
+            .par_iter()
+            .map(|words| {
+                let bytes: Vec<u8> = words.iter().map(|&w| share.answer(w) as u8).collect();
+                pack_bytes(&bytes)
+            })
+            .collect();
+        drop(asked);
+        stats.bytes_sent += remote_words(&replies);
+        let t = Instant::now();
+        let back = comm.exchange(replies);
+        stats.comm_seconds += t.elapsed().as_secs_f64();
+        stats.exchanges += 2;
+        for (acc, words) in answers.iter_mut().zip(&back) {
+            acc.extend(unpack_bytes(words).into_iter().map(|b| b as i8));
+        }
+    }
+    for (d, (a, b)) in answers.iter().zip(&outgoing).enumerate() {
+        assert_eq!(
+            a.len(),
+            b.len(),
+            "rank {d} answered {} of {} look-ups",
+            a.len(),
+            b.len()
+        );
+    }
+    answers
+}
