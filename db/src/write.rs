@@ -144,6 +144,12 @@ impl ModelCounts {
         assert_eq!(self.0.len(), other.0.len(), "counts of another tier");
         self.0.iter_mut().zip(&other.0).for_each(|(x, y)| *x += y);
     }
+
+    /// The counts as words, to send to another process ([`TableEncoder::counts_from_words`]
+    /// reads them back).
+    pub fn words(&self) -> &[u64] {
+        &self.0
+    }
 }
 
 /// Reusable working memory of [`TableEncoder::count_block`] and
@@ -171,11 +177,17 @@ impl std::fmt::Debug for EncodeScratch {
 /// 4. [`TableEncoder::write`] with the encoded blocks in order, which writes the file.
 ///
 /// [`write_table_with`] is these steps on one thread. However the blocks are spread, the
-/// file's bytes are the same.
+/// file's bytes are the same. The blocks may also be spread over processes that each hold
+/// only some of the scores ([`TableEncoder::for_blocks`]): each counts and encodes its own
+/// blocks, the counts are added up everywhere, and one of them writes the file from every
+/// process's encoded blocks in order.
 #[derive(Debug)]
 pub struct TableEncoder<'a> {
     dir: PathBuf,
+    /// The scores of the blocks `held`, from the first entry of its first block on.
     scores: &'a [i8],
+    /// The blocks whose scores are held: all of them, except for [`TableEncoder::for_blocks`].
+    held: std::ops::Range<usize>,
     idx: TierIndex,
     header: Header,
     block_entries: usize,
@@ -201,14 +213,49 @@ impl<'a> TableEncoder<'a> {
         scores: &'a [i8],
         opts: &WriteOptions,
     ) -> Result<Self, Error> {
-        let block_entries = opts.block_entries.clamp(1, format::MAX_BLOCK_ENTRIES);
-        let header = Header::new(rules, tier, kind, block_entries, opts.level);
-        if scores.len() as u64 != header.entries {
+        let mut encoder = Self::for_blocks(dir, rules, tier, kind, 0, &[], opts)?;
+        if scores.len() as u64 != encoder.header.entries {
             return Err(Error::InvalidState(format!(
                 "tier {tier} ({}) has {} entries, {} scores given",
                 kind.name(),
-                header.entries,
+                encoder.header.entries,
                 scores.len()
+            )));
+        }
+        encoder.scores = scores;
+        encoder.held = 0..encoder.block_count;
+        Ok(encoder)
+    }
+
+    /// An encoder that holds only the scores of the blocks from `first_block` on that
+    /// `scores` covers: `scores[i]` is the score of index `first_block · block_entries + i`,
+    /// and `scores` is a whole number of blocks or ends at the tier's end. It counts and
+    /// encodes those blocks only; [`TableEncoder::write`] takes every block of the table, from
+    /// wherever they were encoded.
+    ///
+    /// # Errors
+    /// As [`TableEncoder::new`]; [`Error::InvalidState`] if `scores` is not such a run of
+    /// blocks.
+    pub fn for_blocks(
+        dir: &Path,
+        rules: &Rules,
+        tier: u8,
+        kind: IndexKind,
+        first_block: usize,
+        scores: &'a [i8],
+        opts: &WriteOptions,
+    ) -> Result<Self, Error> {
+        let block_entries = opts.block_entries.clamp(1, format::MAX_BLOCK_ENTRIES);
+        let header = Header::new(rules, tier, kind, block_entries, opts.level);
+        let be = u64::from(block_entries);
+        let from = first_block as u64 * be;
+        let to = from + scores.len() as u64;
+        if from > header.entries || to > header.entries || (to % be != 0 && to != header.entries) {
+            return Err(Error::InvalidState(format!(
+                "tier {tier} ({}): {} scores from index {from} are not whole blocks of its {} entries",
+                kind.name(),
+                scores.len(),
+                header.entries
             )));
         }
         if opts.compression == Compression::Huffman {
@@ -232,6 +279,7 @@ impl<'a> TableEncoder<'a> {
         Ok(TableEncoder {
             dir: dir.to_path_buf(),
             scores,
+            held: first_block..first_block + to.div_ceil(be).saturating_sub(from / be) as usize,
             idx: TierIndex::new(tier, kind),
             block_count: header.block_count() as usize,
             header,
@@ -240,6 +288,28 @@ impl<'a> TableEncoder<'a> {
             model: None,
             tmp: dir.join(format!("{name}.tmp")),
         })
+    }
+
+    /// The blocks whose scores this encoder holds (every block but for
+    /// [`TableEncoder::for_blocks`]).
+    pub fn held_blocks(&self) -> std::ops::Range<usize> {
+        self.held.clone()
+    }
+
+    /// Counts read back from [`ModelCounts::words`].
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] if they are not the counts of this table's tier.
+    pub fn counts_from_words(&self, words: Vec<u64>) -> Result<ModelCounts, Error> {
+        if words.len() != self.empty_counts().0.len() {
+            return Err(Error::InvalidState(format!(
+                "tier {}: {} pair counts given, the model has {}",
+                self.header.tier,
+                words.len(),
+                self.empty_counts().0.len()
+            )));
+        }
+        Ok(ModelCounts(words))
     }
 
     /// Number of blocks of the table.
@@ -260,18 +330,29 @@ impl<'a> TableEncoder<'a> {
     }
 
     /// The entries of block `b` of the scores.
-    fn chunk(&self, b: usize) -> &'a [i8] {
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] if the block's scores are not held.
+    fn chunk(&self, b: usize) -> Result<&'a [i8], Error> {
+        if !self.held.contains(&b) {
+            return Err(Error::InvalidState(format!(
+                "tier {}: block {b} is not among the blocks {:?} held",
+                self.header.tier, self.held
+            )));
+        }
         let be = self.block_entries;
-        &self.scores[b * be..((b + 1) * be).min(self.scores.len())]
+        let at = (b - self.held.start) * be;
+        Ok(&self.scores[at..(at + be).min(self.scores.len())])
     }
 
     /// Adds the score pairs of block `b` to `counts`.
     ///
     /// # Errors
-    /// [`Error::InvalidState`] for a score outside `−tier ..= tier`.
+    /// [`Error::InvalidState`] for a score outside `−tier ..= tier`, or a block whose scores
+    /// are not held ([`TableEncoder::held_blocks`]).
     ///
     /// # Panics
-    /// If `b` is not below [`TableEncoder::block_count`], or `counts` are of another tier.
+    /// If `counts` are of another tier.
     pub fn count_block(
         &self,
         b: usize,
@@ -280,7 +361,7 @@ impl<'a> TableEncoder<'a> {
     ) -> Result<(), Error> {
         let tier = self.header.tier;
         let src = block_source(
-            self.chunk(b),
+            self.chunk(b)?,
             &self.idx,
             (b * self.block_entries) as u64,
             scratch,
@@ -311,10 +392,8 @@ impl<'a> TableEncoder<'a> {
     /// # Errors
     /// [`Error::InvalidState`] for ctx-huffman before [`TableEncoder::set_counts`];
     /// [`Error::Io`] (on the temporary file's path) when zstd fails, or for ctx-huffman a
-    /// score pair the counts did not hold.
-    ///
-    /// # Panics
-    /// If `b` is not below [`TableEncoder::block_count`].
+    /// score pair the counts did not hold; [`Error::InvalidState`] for a block whose scores
+    /// are not held ([`TableEncoder::held_blocks`]).
     pub fn encode_block(&self, b: usize, scratch: &mut EncodeScratch) -> Result<Vec<u8>, Error> {
         if self.needs_counts() {
             return Err(Error::InvalidState(format!(
@@ -325,7 +404,7 @@ impl<'a> TableEncoder<'a> {
         let start = (b * self.block_entries) as u64;
         let io = |e| Error::io(&self.tmp, e);
         if let Some(m) = &self.model {
-            let src = block_source(self.chunk(b), &self.idx, start, scratch);
+            let src = block_source(self.chunk(b)?, &self.idx, start, scratch);
             let mut out = Vec::new();
             m.encode_block(src, self.opts.sub_block_shift, &mut out)
                 .map_err(|e| io(io::Error::other(e)))?;
@@ -335,7 +414,7 @@ impl<'a> TableEncoder<'a> {
             scratch.zstd = Some(zstd::bulk::Compressor::new(self.opts.level).map_err(io)?);
         }
         let EncodeScratch { zstd, bytes } = scratch;
-        let src = block_source_into(self.chunk(b), &self.idx, start, bytes);
+        let src = block_source_into(self.chunk(b)?, &self.idx, start, bytes);
         match zstd.as_mut() {
             Some(c) => c.compress(src).map_err(io),
             None => Err(io(io::Error::other("no zstd context"))),
@@ -487,6 +566,86 @@ mod tests {
         };
         let k = 2 * u64::from(n) + 1;
         (0..len).map(|_| (next() % k) as i8 - n as i8).collect()
+    }
+
+    #[test]
+    fn blocks_encoded_in_parts_write_the_same_file() {
+        let n = 9;
+        let data = scores(n, 5);
+        for compression in [Compression::Huffman, Compression::Zstd] {
+            let opts = WriteOptions {
+                compression,
+                block_entries: 1000,
+                ..WriteOptions::default()
+            };
+            let whole = tempfile::tempdir().unwrap();
+            let w = write_table_with(
+                whole.path(),
+                &Rules::ABAPA,
+                n,
+                IndexKind::Reachable,
+                &data,
+                &opts,
+            )
+            .unwrap();
+            let want = std::fs::read(&w.path).unwrap();
+            // Three parts of whole blocks, one of them empty, the last ending at the tier's end.
+            let be = 1000;
+            let cuts = [0, 3 * be, 3 * be, 7 * be, data.len()];
+            let dir = tempfile::tempdir().unwrap();
+            let mut parts: Vec<TableEncoder<'_>> = cuts
+                .windows(2)
+                .map(|c| {
+                    TableEncoder::for_blocks(
+                        dir.path(),
+                        &Rules::ABAPA,
+                        n,
+                        IndexKind::Reachable,
+                        c[0] / be,
+                        &data[c[0]..c[1]],
+                        &opts,
+                    )
+                    .unwrap()
+                })
+                .collect();
+            let mut scratch = EncodeScratch::default();
+            let mut total = parts[0].empty_counts();
+            for p in &parts {
+                let mut counts = p.empty_counts();
+                for b in p.held_blocks() {
+                    p.count_block(b, &mut counts, &mut scratch).unwrap();
+                }
+                total.add(&p.counts_from_words(counts.words().to_vec()).unwrap());
+            }
+            for p in &mut parts {
+                p.set_counts(&total);
+            }
+            // A part refuses the blocks it does not hold.
+            assert!(parts[0].encode_block(3, &mut scratch).is_err());
+            let blocks: Vec<Vec<u8>> = parts
+                .iter()
+                .flat_map(|p| p.held_blocks().map(move |b| (p, b)))
+                .map(|(p, b)| p.encode_block(b, &mut EncodeScratch::default()).unwrap())
+                .collect();
+            let got = parts[0].write(blocks.into_iter().map(Ok)).unwrap();
+            assert_eq!(std::fs::read(&got.path).unwrap(), want, "{compression:?}");
+        }
+        // Scores that are not whole blocks are refused.
+        let opts = WriteOptions {
+            block_entries: 1000,
+            ..WriteOptions::default()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let e = TableEncoder::for_blocks(
+            dir.path(),
+            &Rules::ABAPA,
+            n,
+            IndexKind::Reachable,
+            1,
+            &data[..10],
+            &opts,
+        );
+        assert!(matches!(e, Err(Error::InvalidState(_))));
     }
 
     #[test]

@@ -19,19 +19,18 @@ use thiserror::Error;
 
 use crate::disk::{free_disk, generate_tier_disk};
 use crate::distributed::{
-    all_gather_scores, solve_tier_local, Comm, LocalComm, PartitionConfig, PartitionStats,
+    solve_tier_local, write_table_distributed, Comm, LocalComm, LowerShare, PartitionConfig,
+    PartitionStats,
 };
 use crate::lock::{DirLock, LockError};
 use crate::lower::LowerTiers;
 use crate::memory::{
-    available_memory, capture_window, generate_tier_memory, human_bytes, plan_tier, ExitPlan,
-    TierPlan,
+    available_memory, capture_window, exchange_memory, human_bytes, partition_memory, plan_tier,
+    ExitPlan, TierPlan,
 };
 use crate::progress::Progress;
 use crate::slice::{cut_slices, TableSource, SLICE_ALIGN};
-use crate::tier::{
-    solve_tier, solve_tier_sliced, AllocError, SolveError, SolveStats, TierScores, Tuning,
-};
+use crate::tier::{solve_tier, solve_tier_sliced, AllocError, SolveError, SolveStats, Tuning};
 use crate::write::{write_table_parallel, DEFAULT_BATCH_BLOCKS};
 
 /// What can stop a generation.
@@ -74,6 +73,34 @@ pub enum GenerateError {
     /// Another process is writing the directory, or its lock cannot be taken.
     #[error(transparent)]
     Locked(#[from] LockError),
+    /// Over several ranks, a rank's share of a tier does not fit in its memory: its cells,
+    /// frontier and exchange buffers, and its share of the lower tiers.
+    #[error("tier {tier} needs {} of memory on rank {rank} of {ranks} ({positions} positions in all: {} for this rank's cells, frontier and exchange buffers, {} for its share of the lower tiers) but only {} are available; nothing was written for it", human_bytes(*needed), human_bytes(*own), human_bytes(*lower), human_bytes(*available))]
+    RankTooLarge {
+        /// The tier.
+        tier: u8,
+        /// The rank that lacks memory (the lowest such rank).
+        rank: usize,
+        /// The ranks of the job.
+        ranks: usize,
+        /// Positions of the tier.
+        positions: u64,
+        /// Bytes needed on that rank.
+        needed: u64,
+        /// Of which its cells, frontier and exchange buffers.
+        own: u64,
+        /// Of which its share of the lower tiers.
+        lower: u64,
+        /// Bytes available on that rank.
+        available: u64,
+    },
+    /// Over several ranks, another rank failed (it reports its own error); this one stops
+    /// with it.
+    #[error("rank {rank} failed")]
+    RankFailed {
+        /// The rank that failed (the lowest, if several did).
+        rank: usize,
+    },
     /// A tier needs more disk than its directory's filesystem has free.
     #[error("tier {tier} needs {} of disk in {}, {} free; nothing was written for it", human_bytes(*needed), dir.display(), human_bytes(*free))]
     NoSpace {
@@ -114,6 +141,10 @@ pub struct GenerateOptions {
     /// lower-tier scores, whatever the memory (tests, measurements); `None`: slices only where
     /// the lower tiers do not fit ([`plan_tier`]). Single process only.
     pub slice_bytes: Option<u64>,
+    /// Over several ranks, the most updates or capture look-ups a rank sends in one exchange
+    /// ([`PartitionConfig::batch`]); `None`: the default. Small values force many rounds
+    /// (tests, measurements).
+    pub exchange_batch: Option<usize>,
 }
 
 /// What happened to one tier.
@@ -334,49 +365,37 @@ pub fn generate(
     generate_with(&LocalComm, opts, observer)
 }
 
-/// A tier's scores: solved in this process, or gathered from every rank.
-enum Solved {
-    Here(TierScores),
-    Gathered(Vec<i8>),
-}
-
-impl Solved {
-    fn as_slice(&self) -> &[i8] {
-        match self {
-            Solved::Here(s) => s.as_slice(),
-            Solved::Gathered(v) => v,
-        }
-    }
-}
-
 /// [`generate`] over the ranks of `comm`: every rank calls it with the same options and a
-/// directory they all share. Each tier is split by index range over the ranks
-/// ([`crate::distributed::solve_tier_local`]); rank 0 writes the tables and the manifest;
-/// every rank keeps the gathered tier as a lower tier (a side copy in its own scratch
-/// directory). With one rank this is exactly [`generate`]. MPI is called only from the calling
-/// thread, between the parallel phases.
+/// directory they all share. With one rank this is exactly [`generate`]. Over several, each
+/// tier is split by index range over the ranks ([`solve_tier_local`]), and stays split: a
+/// rank keeps its share of every solved tier that a capture of a tier still to solve reaches
+/// ([`LowerShare`]; read back from the tables on a resumed run), captures are asked of the
+/// rank that owns their child, and the table is written from the shares
+/// ([`write_table_distributed`]) by rank 0, which also writes the manifest. No rank ever holds
+/// a whole tier. MPI is called only from the calling thread, between the parallel phases.
 ///
 /// # Errors
-/// As [`generate`]. An error on one rank leaves the others waiting in their next collective
-/// call: under MPI, `mpirun` then ends the job.
+/// As [`generate`]; over several ranks also [`GenerateError::RankTooLarge`] when a rank's
+/// share does not fit its memory, and [`GenerateError::RankFailed`] on the ranks that stop
+/// because another failed. An error that one rank meets alone (an allocation, a file that
+/// only it reads) leaves the others waiting in their next collective call: the caller ends
+/// the job (under MPI, `MPI_Abort`).
 pub fn generate_with(
     comm: &dyn Comm,
     opts: &GenerateOptions,
     observer: &dyn GenerateObserver,
 ) -> Result<Vec<TierReport>, GenerateError> {
+    if comm.size() > 1 {
+        return generate_ranks(comm, opts, observer);
+    }
     let dir = &opts.dir;
-    let (rank, ranks) = (comm.rank(), comm.size());
-    let root = rank == 0;
     std::fs::create_dir_all(dir).map_err(|source| GenerateError::CreateDir {
         path: dir.clone(),
         source,
     })?;
-    // Only the writing rank locks. Holding the lock proves any earlier writer dead: what it
-    // left is removed before any rank creates its scratch (after the barrier below).
-    let lock = lock_dir(comm, dir)?;
-    if let Some(lock) = &lock {
-        lock.remove_temporaries();
-    }
+    // Holding the lock proves any earlier writer dead: what it left is removed first.
+    let lock = DirLock::acquire(dir)?;
+    lock.remove_temporaries();
     let loaded = Manifest::load(dir)?;
     check_rules(dir, loaded.as_ref(), &opts.rules)?;
     let mut manifest = loaded.unwrap_or_else(|| Manifest::new(&opts.rules));
@@ -386,41 +405,25 @@ pub fn generate_with(
         .collect();
     // Each tier's memory plan, made once, against the memory available now: the tiers whose
     // lower tiers fit are solved from side copies, the others from slices decoded from the
-    // tables. On several ranks every tier keeps side copies (no slices yet).
+    // tables.
     let limit = opts.memory_limit.unwrap_or_else(available_memory);
     let plans: Vec<Result<TierPlan, TierPlan>> = (0..=opts.max_seeds)
         .map(|t| plan_tier(&opts.rules, t, limit, opts.slice_bytes))
         .collect();
-    let resident =
-        |t: u8| ranks > 1 || plans[t as usize].is_ok_and(|p| p.exits == ExitPlan::Resident);
+    let resident = |t: u8| plans[t as usize].is_ok_and(|p| p.exits == ExitPlan::Resident);
     // A tier gets a side copy when a tier above it, still to solve, reads it from one; the
     // copy is dropped (unmapped, its pages out of the resident set) once the last of them is
     // solved: `last_reader[t]`.
-    let last_reader: Vec<Option<u8>> = (0..=opts.max_seeds)
-        .map(|t| {
-            (t + 1..=opts.max_seeds).rev().find(|&m| {
-                !complete[m as usize]
-                    && resident(m)
-                    && (ranks > 1 || capture_window(&opts.rules, m).contains(&t))
-            })
-        })
-        .collect();
+    let last_reader = last_readers(&opts.rules, opts.max_seeds, &complete, resident);
     let side_copied: Vec<bool> = last_reader.iter().map(Option::is_some).collect();
-    // Nobody writes before every rank has read the directory.
-    comm.barrier();
 
     // Lower tiers are memory-mapped side copies in a scratch directory, rebuilt from the
     // verified tables (or written from fresh scores) on every run, removed at the end.
-    let scratch_root = dir.join(SCRATCH_DIR);
-    let scratch = if ranks > 1 {
-        scratch_root.join(format!("rank-{rank}"))
-    } else {
-        scratch_root.clone()
-    };
+    let scratch = dir.join(SCRATCH_DIR);
     // On an error (or a panic) from here on, this run's scratch and temporaries go.
     let mut cleanup = Cleanup {
         scratch: Some(scratch.as_path()),
-        lock: lock.as_ref(),
+        lock: Some(&lock),
     };
     std::fs::create_dir_all(&scratch).map_err(|source| GenerateError::CreateDir {
         path: scratch.clone(),
@@ -441,12 +444,11 @@ pub fn generate_with(
         let positions = TierIndex::new(tier, IndexKind::Reachable).size();
         let needed_later = side_copied[tier as usize];
         let solve = !complete[tier as usize];
-        let side_copies = if needed_later { ranks as u64 } else { 0 };
         check_disk(
             comm,
             dir,
             tier,
-            generate_tier_disk(positions, solve, side_copies),
+            generate_tier_disk(positions, solve, u64::from(needed_later)),
         )?;
         if complete[tier as usize] {
             observer.tier_start(tier, positions, false);
@@ -462,22 +464,7 @@ pub fn generate_with(
             reports.push(report);
             continue;
         }
-        let plan = if ranks > 1 {
-            let own = generate_tier_memory(positions, ranks);
-            let plan = TierPlan {
-                exits: ExitPlan::Resident,
-                own,
-                lower: 0,
-            };
-            if own > limit {
-                Err(plan)
-            } else {
-                Ok(plan)
-            }
-        } else {
-            plans[tier as usize]
-        };
-        let plan = plan.map_err(|p| GenerateError::TooLarge {
+        let plan = plans[tier as usize].map_err(|p| GenerateError::TooLarge {
             tier,
             positions,
             needed: p.needed(),
@@ -503,79 +490,45 @@ pub fn generate_with(
             }),
         );
         let start = Instant::now();
-        let (scores, stats) = if ranks > 1 {
-            let (local, p) = solve_tier_local(
-                comm,
-                &opts.rules,
-                tier,
-                &lower,
-                observer,
-                &PartitionConfig::default(),
-            )?;
-            let stats = DistributedStats {
-                ranks,
-                positions,
-                finite: comm.all_reduce_sum(p.finite),
-                endless: comm.all_reduce_sum(p.endless),
-                far_exits: comm.all_reduce_sum(p.far_exits),
-                local: p,
-            };
-            let scores = Solved::Gathered(all_gather_scores(comm, &local));
-            (scores, SolvedStats::Distributed(stats))
-        } else if let Some(slice_bytes) = slices {
+        let (scores, stats) = if let Some(slice_bytes) = slices {
             // The lower tiers are all written and recorded by now: read them from the tables.
             let source = TableSource::new(dir);
-            let (scores, stats) = solve_tier_sliced(
+            solve_tier_sliced(
                 &opts.rules,
                 tier,
                 &source,
                 slice_bytes,
                 observer,
                 Tuning::default(),
-            )?;
-            (Solved::Here(scores), SolvedStats::Single(stats))
+            )?
         } else {
-            let (scores, stats) = solve_tier(&opts.rules, tier, &lower, observer)?;
-            (Solved::Here(scores), SolvedStats::Single(stats))
+            solve_tier(&opts.rules, tier, &lower, observer)?
         };
-        if root {
-            observer.start(crate::Phase::Write, positions);
-            // The table's and the manifest's temporaries, out of an interrupt's way.
-            let writing = crate::lock::writing();
-            let written = write_table_parallel(
-                dir,
-                &opts.rules,
-                tier,
-                IndexKind::Reachable,
-                scores.as_slice(),
-                &WriteOptions {
-                    compression: opts.compression,
-                    ..WriteOptions::default()
-                },
-                DEFAULT_BATCH_BLOCKS,
-            )?;
-            observer.advance(positions);
-            manifest.tiers.insert(
-                tier,
-                TierEntry {
-                    verified: None,
-                    file: written.file.clone(),
-                    entries: positions,
-                    file_size: written.file_size,
-                    checksum: written.checksum.clone(),
-                    stats: Some(TierStats {
-                        histogram: histogram(scores.as_slice()),
-                        finite: stats.finite(),
-                        endless: stats.endless(),
-                        seconds: start.elapsed().as_secs_f64(),
-                        threads: rayon::current_num_threads() * ranks,
-                    }),
-                },
-            );
-            manifest.save(dir)?;
-            drop(writing);
-        }
-        comm.barrier();
+        let stats = SolvedStats::Single(stats);
+        observer.start(crate::Phase::Write, positions);
+        // The table's and the manifest's temporaries, out of an interrupt's way.
+        let writing = crate::lock::writing();
+        let written = write_table_parallel(
+            dir,
+            &opts.rules,
+            tier,
+            IndexKind::Reachable,
+            scores.as_slice(),
+            &write_options(opts),
+            DEFAULT_BATCH_BLOCKS,
+        )?;
+        observer.advance(positions);
+        record(
+            &mut manifest,
+            tier,
+            &written,
+            histogram(scores.as_slice()),
+            &stats,
+            start,
+            rayon::current_num_threads(),
+        );
+        manifest.save(dir)?;
+        drop(writing);
         let seconds = start.elapsed().as_secs_f64();
         if needed_later {
             side_copy(&mut lower, tier, scores.as_slice())?;
@@ -597,11 +550,281 @@ pub fn generate_with(
     cleanup.lock = None;
     // The side copies are only needed while generating; a failure to remove them is harmless.
     let _ = std::fs::remove_dir_all(&scratch);
+    Ok(reports)
+}
+
+/// The options of the tables written.
+fn write_options(opts: &GenerateOptions) -> WriteOptions {
+    WriteOptions {
+        compression: opts.compression,
+        ..WriteOptions::default()
+    }
+}
+
+/// Records a tier just written in the manifest (not saved yet).
+fn record(
+    manifest: &mut Manifest,
+    tier: u8,
+    written: &oware_db::WrittenTable,
+    histogram: std::collections::BTreeMap<i8, u64>,
+    stats: &SolvedStats,
+    start: Instant,
+    threads: usize,
+) {
+    manifest.tiers.insert(
+        tier,
+        TierEntry {
+            verified: None,
+            file: written.file.clone(),
+            entries: written_entries(tier),
+            file_size: written.file_size,
+            checksum: written.checksum.clone(),
+            stats: Some(TierStats {
+                histogram,
+                finite: stats.finite(),
+                endless: stats.endless(),
+                seconds: start.elapsed().as_secs_f64(),
+                threads,
+            }),
+        },
+    );
+}
+
+/// Entries of a tier's table (the reachable index).
+fn written_entries(tier: u8) -> u64 {
+    TierIndex::new(tier, IndexKind::Reachable).size()
+}
+
+/// For each tier `t` up to `max`, the highest tier still to solve that reads `t` from what is
+/// held (`held(m)`: tier `m` reads its lower tiers from what is held, not from slices), if
+/// any: what is held of `t` can go once that tier is solved.
+fn last_readers(
+    rules: &Rules,
+    max: u8,
+    complete: &[bool],
+    held: impl Fn(u8) -> bool,
+) -> Vec<Option<u8>> {
+    (0..=max)
+        .map(|t| {
+            (t + 1..=max).rev().find(|&m| {
+                !complete[m as usize] && held(m) && capture_window(rules, m).contains(&t)
+            })
+        })
+        .collect()
+}
+
+/// [`generate_with`] over several ranks (see there): every tier split over the ranks, the
+/// lower tiers too.
+fn generate_ranks(
+    comm: &dyn Comm,
+    opts: &GenerateOptions,
+    observer: &dyn GenerateObserver,
+) -> Result<Vec<TierReport>, GenerateError> {
+    let dir = &opts.dir;
+    let (rank, ranks) = (comm.rank(), comm.size());
+    let root = rank == 0;
+    let created = std::fs::create_dir_all(dir).map_err(|source| GenerateError::CreateDir {
+        path: dir.clone(),
+        source,
+    });
+    agree(comm, created)?;
+    // Only the writing rank locks. Holding the lock proves any earlier writer dead: what it
+    // left is removed before anyone writes (after the barrier below).
+    let lock = lock_dir(comm, dir)?;
+    if let Some(lock) = &lock {
+        lock.remove_temporaries();
+    }
+    let loaded = Manifest::load(dir)
+        .map_err(GenerateError::from)
+        .and_then(|m| check_rules(dir, m.as_ref(), &opts.rules).map(|()| m));
+    let loaded = agree(comm, loaded)?;
+    let mut manifest = loaded.unwrap_or_else(|| Manifest::new(&opts.rules));
+    // Rank 0 checks the tables; every rank learns what it found.
+    let complete: Vec<bool> = (0..=opts.max_seeds)
+        .map(|t| root && tier_is_complete(dir, &manifest, &opts.rules, t))
+        .collect();
+    let complete = agree_flags(comm, &complete);
+    let last_reader = last_readers(&opts.rules, opts.max_seeds, &complete, |_| true);
+    let limit = opts.memory_limit.unwrap_or_else(available_memory);
+    let config = PartitionConfig {
+        batch: opts
+            .exchange_batch
+            .unwrap_or(PartitionConfig::default().batch)
+            .max(1),
+        ..PartitionConfig::default()
+    };
+    // Nobody writes before every rank has read the directory.
+    comm.barrier();
+    // On an error (or a panic) from here on, rank 0 removes the temporaries.
+    let mut cleanup = Cleanup {
+        scratch: None,
+        lock: lock.as_ref(),
+    };
+    let mut share = LowerShare::new(rank, ranks);
+    let mut reports = Vec::new();
+    for tier in 0..=opts.max_seeds {
+        let positions = written_entries(tier);
+        let needed_later = last_reader[tier as usize].is_some();
+        let solve = !complete[tier as usize];
+        check_disk(comm, dir, tier, generate_tier_disk(positions, solve, 0))?;
+        if !solve {
+            observer.tier_start(tier, positions, false);
+            if needed_later {
+                let loaded = Table::open(&table_path(dir, tier)).and_then(|t| share.load(tier, &t));
+                agree(comm, loaded)?;
+            }
+            drop_shares(&mut share, &last_reader, tier);
+            let report = TierReport::Skipped { tier };
+            observer.tier_done(&report);
+            reports.push(report);
+            continue;
+        }
+        // Exchanges of at most an eighth of a rank's positions (not under 2^16): small tiers
+        // keep small buffers.
+        let config = PartitionConfig {
+            batch: config
+                .batch
+                .min((positions / ranks as u64 / 8).max(1 << 16) as usize),
+            ..config
+        };
+        // This rank's share: its cells, frontier and exchange buffers, and the lower tiers
+        // it holds. Every rank checks its own; all stop if one does not fit.
+        let own = partition_memory(positions, ranks) + exchange_memory(config.batch);
+        let held = share.bytes();
+        let short = own + held > limit;
+        let first_short = comm.all_reduce_max(if short { u64::MAX - rank as u64 } else { 0 });
+        if first_short > 0 {
+            let short_rank = (u64::MAX - first_short) as usize;
+            if short {
+                return Err(GenerateError::RankTooLarge {
+                    tier,
+                    rank,
+                    ranks,
+                    positions,
+                    needed: own + held,
+                    own,
+                    lower: held,
+                    available: limit,
+                });
+            }
+            return Err(GenerateError::RankFailed { rank: short_rank });
+        }
+        observer.tier_start(tier, positions, true);
+        let start = Instant::now();
+        let (local, p) = solve_tier_local(comm, &opts.rules, tier, &share, observer, &config)?;
+        let stats = SolvedStats::Distributed(DistributedStats {
+            ranks,
+            positions,
+            finite: comm.all_reduce_sum(p.finite),
+            endless: comm.all_reduce_sum(p.endless),
+            far_exits: comm.all_reduce_sum(p.far_exits),
+            local: p,
+        });
+        // The tiers this one was the last to read go before the table is encoded.
+        drop_shares(&mut share, &last_reader, tier);
+        let hist = gather_histogram(comm, &local.scores);
+        if root {
+            observer.start(crate::Phase::Write, positions);
+        }
+        let writing = root.then(crate::lock::writing);
+        let written = write_table_distributed(
+            comm,
+            dir,
+            &opts.rules,
+            tier,
+            &local,
+            &write_options(opts),
+            DEFAULT_BATCH_BLOCKS,
+        );
+        let written = agree(comm, written)?;
+        let saved = match (written, hist) {
+            (Some(written), Some(hist)) => {
+                observer.advance(positions);
+                let threads = rayon::current_num_threads() * ranks;
+                record(&mut manifest, tier, &written, hist, &stats, start, threads);
+                manifest.save(dir)
+            }
+            _ => Ok(()),
+        };
+        agree(comm, saved)?;
+        drop(writing);
+        let seconds = start.elapsed().as_secs_f64();
+        if needed_later {
+            agree(comm, share.insert(tier, local))?;
+        }
+        let report = TierReport::Solved {
+            tier,
+            stats,
+            seconds,
+        };
+        observer.tier_done(&report);
+        reports.push(report);
+    }
+    cleanup.lock = None;
     comm.barrier();
     if root {
-        let _ = std::fs::remove_dir_all(&scratch_root);
+        let _ = std::fs::remove_dir_all(dir.join(SCRATCH_DIR));
     }
     Ok(reports)
+}
+
+/// Drops the shares of the tiers whose last reader is `done` (or below).
+fn drop_shares(share: &mut LowerShare, last_reader: &[Option<u8>], done: u8) {
+    for (t, last) in last_reader.iter().enumerate() {
+        if last.is_none_or(|m| m <= done) {
+            share.remove(t as u8);
+        }
+    }
+}
+
+/// The histogram of a tier's scores over every rank's share, on rank 0 (`None` elsewhere).
+/// A collective.
+fn gather_histogram(comm: &dyn Comm, scores: &[i8]) -> Option<std::collections::BTreeMap<i8, u64>> {
+    let mine = histogram(scores);
+    let bytes: Vec<u8> = mine
+        .iter()
+        .flat_map(|(&s, &c)| std::iter::once(s as u8).chain(c.to_le_bytes()))
+        .collect();
+    let parts = comm.gather_bytes(&bytes)?;
+    let mut all = std::collections::BTreeMap::new();
+    for part in parts {
+        for rec in part.chunks_exact(9) {
+            let count = u64::from_le_bytes(rec[1..].try_into().unwrap_or_default());
+            *all.entry(rec[0] as i8).or_insert(0) += count;
+        }
+    }
+    Some(all)
+}
+
+/// Rank 0's flags on every rank. A collective.
+fn agree_flags(comm: &dyn Comm, flags: &[bool]) -> Vec<bool> {
+    let bytes: Vec<u8> = flags.iter().map(|&f| u8::from(f)).collect();
+    let all = comm.all_gather_bytes(&bytes);
+    all.first()
+        .map(|f| f.iter().map(|&b| b != 0).collect())
+        .unwrap_or_default()
+}
+
+/// `result` on every rank if it is `Ok` everywhere; otherwise its own error on a rank that
+/// failed and [`GenerateError::RankFailed`] on the others. A collective.
+fn agree<T, E: Into<GenerateError>>(
+    comm: &dyn Comm,
+    result: Result<T, E>,
+) -> Result<T, GenerateError> {
+    let result = result.map_err(Into::into);
+    if comm.size() == 1 {
+        return result;
+    }
+    let failed = comm.all_reduce_max(match &result {
+        Ok(_) => 0,
+        Err(_) => u64::MAX - comm.rank() as u64,
+    });
+    match result {
+        Ok(_) if failed > 0 => Err(GenerateError::RankFailed {
+            rank: (u64::MAX - failed) as usize,
+        }),
+        r => r,
+    }
 }
 
 /// Drops the side copies of the tiers whose last reader is `done` (or below): no tier still

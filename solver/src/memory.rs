@@ -37,16 +37,27 @@ pub fn partition_memory(positions: u64, ranks: usize) -> u64 {
     rank_bytes(positions.div_ceil(ranks.max(1) as u64)) + 4096
 }
 
-/// Bytes of memory [`generate_with`](crate::generate_with) needs to solve a tier of
-/// `positions` positions over `ranks` ranks (1: in this process alone): the solver's cells
-/// and frontier and, over several ranks, the gathered tier; lower tiers not included (they
-/// are memory-mapped side copies).
+/// Bytes of memory [`generate_with`](crate::generate_with) needs on one rank to solve a tier
+/// of `positions` positions over `ranks` ranks (1: in this process alone): the solver's cells
+/// and frontier and, over several ranks, the exchange buffers of the default batch; lower
+/// tiers not included (over several ranks, each holds its share of them besides).
 pub fn generate_tier_memory(positions: u64, ranks: usize) -> u64 {
     if ranks > 1 {
-        partition_memory(positions, ranks) + positions
+        partition_memory(positions, ranks)
+            + exchange_memory(crate::distributed::PartitionConfig::default().batch)
     } else {
         tier_memory(positions)
     }
+}
+
+/// Bytes of the buffers one rank holds for the exchanges of a tier solved over several
+/// ranks, with at most `batch` updates or look-ups sent per exchange: the words sent and
+/// received and the copies of a sub-round (8 bytes each), and for the look-ups the moves of
+/// a batch of `batch / 4` positions (up to six captures each, 12 bytes a capture besides its
+/// word).
+pub fn exchange_memory(batch: usize) -> u64 {
+    let batch = batch as u64;
+    4 * 8 * batch + (batch / 4) * (2 + 6 * 20)
 }
 
 /// Peak memory of generating tiers up to `max` in one process, reached at the first tier
@@ -302,8 +313,9 @@ mod tests {
         assert_eq!(generate_tier_memory(1000, 1), tier_memory(1000));
         assert_eq!(
             generate_tier_memory(1000, 3),
-            partition_memory(1000, 3) + 1000
+            partition_memory(1000, 3) + exchange_memory(1 << 22)
         );
+        assert_eq!(exchange_memory(1 << 20), (32 << 20) + (1 << 18) * 122);
         let top = positions(12);
         let lower: u64 = (0..12).map(positions).sum();
         let abapa = Rules::ABAPA;

@@ -56,6 +56,7 @@ fn options(dir: &Path, max: u8) -> GenerateOptions {
         memory_limit: None,
         compression: Default::default(),
         slice_bytes: None,
+        exchange_batch: None,
     }
 }
 

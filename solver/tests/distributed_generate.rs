@@ -1,12 +1,14 @@
-//! `generate_with` over simulated ranks writes the same tables as a single process, and
-//! resumes per tier like it.
+//! `generate_with` over simulated ranks writes the same tables as a single process, each
+//! rank holding only its share of every tier, and resumes per tier like it; a rank that
+//! fails stops every rank with an error.
 
 use std::path::Path;
 
 use oware_db::Rules;
-use oware_solver::distributed::ThreadComm;
+use oware_solver::distributed::{Comm, ThreadComm};
 use oware_solver::{
-    generate, generate_with, GenerateObserver, GenerateOptions, Phase, Progress, TierReport,
+    generate, generate_with, GenerateError, GenerateObserver, GenerateOptions, Phase, Progress,
+    TierReport,
 };
 
 struct Silent;
@@ -29,6 +31,7 @@ fn options(dir: &Path, rules: &str, max: u8) -> GenerateOptions {
         memory_limit: None,
         compression: Default::default(),
         slice_bytes: None,
+        exchange_batch: None,
     }
 }
 
@@ -47,30 +50,113 @@ fn solved(reports: &[TierReport]) -> usize {
 
 #[test]
 fn ranks_write_the_tables_of_one_process_and_resume() {
-    let max = 10;
+    let max = 12;
     for rules in ["abapa", "awari"] {
         let tmp = tempfile::tempdir().unwrap();
         let single = tmp.path().join("single");
         generate(&options(&single, rules, max), &Silent).unwrap();
         let expected = tables(&single, max);
-        for ranks in [2, 3] {
+        // Small exchanges on some: updates and look-ups in many bounded sub-rounds.
+        for (ranks, batch) in [
+            (1, None),
+            (2, Some(64)),
+            (3, None),
+            (4, Some(1000)),
+            (5, Some(64)),
+        ] {
+            let top = if batch == Some(64) { 10 } else { max };
             let dir = tmp.path().join(format!("ranks{ranks}"));
-            let opts = options(&dir, rules, max);
-            let results = ThreadComm::run(ranks, |c| generate_with(c, &opts, &Silent).is_ok());
-            assert!(results.iter().all(|&ok| ok));
-            assert!(tables(&dir, max) == expected, "{rules}, {ranks} ranks");
+            let opts = GenerateOptions {
+                exchange_batch: batch,
+                ..options(&dir, rules, top)
+            };
+            let results = ThreadComm::run(ranks, |c| {
+                generate_with(c, &opts, &Silent).map(|r| solved(&r))
+            });
+            for (r, res) in results.iter().enumerate() {
+                assert_eq!(
+                    res.as_ref().ok(),
+                    Some(&(top as usize + 1)),
+                    "{rules}, {ranks} ranks, rank {r}"
+                );
+            }
+            assert!(
+                tables(&dir, top) == expected[..=top as usize],
+                "{rules}, {ranks} ranks"
+            );
             assert!(!dir.join(oware_solver::SCRATCH_DIR).exists());
-            // Resume: a lost tier is solved again, the others are kept.
+            // Resume: a lost tier and a damaged one are solved again, the others are kept
+            // (and read back by every rank for its share).
             std::fs::remove_file(dir.join("tier-07.owt")).unwrap();
+            let nine = dir.join("tier-09.owt");
+            let mut bytes = std::fs::read(&nine).unwrap();
+            let mid = bytes.len() / 2;
+            bytes[mid] ^= 0x40;
+            std::fs::write(&nine, bytes).unwrap();
             let reports = ThreadComm::run(ranks, |c| generate_with(c, &opts, &Silent).unwrap());
             assert!(
-                reports.iter().all(|r| solved(r) == 1),
+                reports.iter().all(|r| solved(r) == 2),
                 "{rules}, {ranks} ranks"
             );
             assert!(
-                tables(&dir, max) == expected,
+                tables(&dir, top) == expected[..=top as usize],
                 "{rules}, {ranks} ranks, resumed"
             );
         }
     }
+}
+
+#[test]
+fn a_failing_rank_stops_every_rank() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("t");
+    generate(&options(&dir, "abapa", 4), &Silent).unwrap();
+    // Rank 1 is asked for other rules: it alone finds the directory's tables wrong.
+    let abapa = options(&dir, "abapa", 8);
+    let awari = options(&dir, "awari", 8);
+    let results = ThreadComm::run(3, |c| {
+        let opts = if c.rank() == 1 { &awari } else { &abapa };
+        generate_with(c, opts, &Silent).map(|_| ())
+    });
+    assert!(
+        matches!(results[1], Err(GenerateError::RulesMismatch { .. })),
+        "{:?}",
+        results[1]
+    );
+    for r in [0, 2] {
+        assert!(
+            matches!(results[r], Err(GenerateError::RankFailed { rank: 1 })),
+            "rank {r}: {:?}",
+            results[r]
+        );
+    }
+    // Nothing was written past tier 4.
+    assert!(!dir.join("tier-05.owt").exists());
+}
+
+#[test]
+fn a_share_too_large_is_refused_with_the_figures() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("t");
+    let opts = GenerateOptions {
+        memory_limit: Some(6 << 20),
+        ..options(&dir, "abapa", 14)
+    };
+    let results = ThreadComm::run(2, |c| generate_with(c, &opts, &Silent).map(|_| ()));
+    for (r, res) in results.iter().enumerate() {
+        match res {
+            Err(e @ GenerateError::RankTooLarge { rank, ranks: 2, .. }) => {
+                assert_eq!(*rank, r);
+                let msg = e.to_string();
+                assert!(
+                    msg.contains("on rank") && msg.contains("share of the lower tiers"),
+                    "{msg}"
+                );
+            }
+            other => panic!("rank {r}: {other:?}"),
+        }
+    }
+    // The tiers that fitted were written and recorded, the first that did not was not.
+    assert!(dir.join("tier-00.owt").exists());
+    assert!(!dir.join("tier-14.owt").exists());
 }

@@ -61,6 +61,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         memory_limit: None,
         compression,
         slice_bytes: slice_bytes_from_env()?,
+        exchange_batch: None,
     };
     let start = Instant::now();
     #[cfg(feature = "mpi")]
@@ -174,8 +175,13 @@ fn run_mpi(
             let held = matches!(e, oware_solver::LockError::Held { .. });
             comm.abort(if held { 2 } else { 1 })
         }
+        Err(GenerateError::RankFailed { .. }) => {
+            // The rank that failed tells why; every rank stopped with it.
+            observer.finish();
+            comm.abort(1)
+        }
         Err(e) => {
-            // The other ranks would wait for this one forever: report, then end the job.
+            // The other ranks may wait for this one forever: report, then end the job.
             observer.finish();
             eprintln!(
                 "error: rank {}: generating into {}: {e}",

@@ -152,6 +152,7 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             memory_limit: None,
             compression: Default::default(),
             slice_bytes: None,
+            exchange_batch: None,
         };
         generate(&opts, &bars).map_err(|e| crate::commands::common::generate_error(e, dir))?;
         bars.finish();

@@ -1,0 +1,234 @@
+//! Writing a tier's table from the ranks' shares of its scores, without gathering them:
+//! every rank counts and encodes the blocks of its own range (the ranges are whole blocks,
+//! [`Partition`]), the ctx-huffman counts are added up on every rank, and rank 0 writes the
+//! file, receiving the other ranks' encoded blocks in turn, a bounded batch at a time. The
+//! file is byte for byte the one [`write_table_parallel`](crate::write_table_parallel)
+//! writes from the whole tier.
+
+use std::cell::Cell;
+use std::path::Path;
+
+use oware_db::{EncodeScratch, Error, IndexKind, Rules, TableEncoder, WriteOptions, WrittenTable};
+use rayon::prelude::*;
+
+use super::comm::{pack_bytes, unpack_bytes, Comm};
+use super::solve::{LocalScores, Partition, PARTITION_ALIGN};
+
+/// The table of tier `tier` from the ranks' [`LocalScores`] (rank `r` holding its range of
+/// the tier's [`Partition`]) into `dir`, written by rank 0: `Ok(Some(_))` there, `Ok(None)`
+/// elsewhere. Blocks travel `batch_blocks` at a time (at least 1), so rank 0 holds one batch
+/// of compressed blocks besides its own scores. A collective: every rank calls it; an error
+/// on any rank (a bad score, a failed write, an interrupt on rank 0) is an error on every
+/// rank, after every rank has taken part in every exchange.
+///
+/// # Errors
+/// As [`write_table_parallel`](crate::write_table_parallel); [`Error::InvalidState`] when
+/// `local` is not this rank's range, when the options' blocks are not those the partition
+/// aligns to, or on the ranks that learn that another rank failed.
+pub fn write_table_distributed(
+    comm: &dyn Comm,
+    dir: &Path,
+    rules: &Rules,
+    tier: u8,
+    local: &LocalScores,
+    opts: &WriteOptions,
+    batch_blocks: usize,
+) -> Result<Option<WrittenTable>, Error> {
+    let (me, ranks) = (comm.rank(), comm.size());
+    let size = oware_db::tier_size(tier, IndexKind::Reachable);
+    let part = Partition::new(size, ranks);
+    let be = u64::from(opts.block_entries);
+    let blocks_of = |r: usize| {
+        let range = part.range(r);
+        (range.start / be) as usize..range.end.div_ceil(be) as usize
+    };
+    let mine = (|| {
+        if be != PARTITION_ALIGN {
+            return Err(Error::InvalidState(format!(
+                "tables of {be} entries a block, the ranks' ranges are blocks of {PARTITION_ALIGN}"
+            )));
+        }
+        let range = part.range(me);
+        if local.start != range.start || local.scores.len() as u64 != range.end - range.start {
+            return Err(Error::InvalidState(format!(
+                "tier {tier}: rank {me} owns {}..{}, {} scores from {} given",
+                range.start,
+                range.end,
+                local.scores.len(),
+                local.start
+            )));
+        }
+        TableEncoder::for_blocks(
+            dir,
+            rules,
+            tier,
+            IndexKind::Reachable,
+            blocks_of(me).start,
+            &local.scores,
+            opts,
+        )
+    })();
+    let mut encoder = agree(comm, mine)?;
+    if encoder.needs_counts() {
+        let counts = agree(comm, count_blocks(&encoder))?;
+        let bytes: Vec<u8> = counts
+            .words()
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect();
+        let mut total = encoder.empty_counts();
+        let mut bad = None;
+        for part in comm.all_gather_bytes(&bytes) {
+            let words = part
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
+                .collect();
+            match encoder.counts_from_words(words) {
+                Ok(c) => total.add(&c),
+                Err(e) => bad = Some(e),
+            }
+        }
+        if let Some(e) = bad {
+            return Err(e);
+        }
+        encoder.set_counts(&total);
+    }
+    let encoder = &encoder;
+    let batch_blocks = batch_blocks.max(1);
+    let batches = |r: usize| {
+        let blocks = blocks_of(r);
+        blocks
+            .clone()
+            .step_by(batch_blocks)
+            .map(move |first| first..(first + batch_blocks).min(blocks.end))
+    };
+    let encode = |blocks: std::ops::Range<usize>| -> Result<Vec<Vec<u8>>, Error> {
+        blocks
+            .into_par_iter()
+            .map_init(EncodeScratch::default, |scratch, b| {
+                encoder.encode_block(b, scratch)
+            })
+            .collect()
+    };
+    // The exchanges of the other ranks' batches, in order: every rank takes part in each.
+    let rounds: Vec<(usize, std::ops::Range<usize>)> = (1..ranks)
+        .flat_map(|r| batches(r).map(move |b| (r, b)))
+        .collect();
+    let done = Cell::new(0usize);
+    let round = |i: usize| -> Option<Result<Vec<Vec<u8>>, Error>> {
+        let (r, blocks) = rounds[i].clone();
+        let mut out = vec![Vec::new(); ranks];
+        if me == r {
+            out[0] = match encode(blocks) {
+                Ok(encoded) => {
+                    let mut words = vec![0, encoded.len() as u64];
+                    for e in &encoded {
+                        words.extend(pack_bytes(e));
+                    }
+                    words
+                }
+                Err(e) => {
+                    let mut words = vec![1];
+                    words.extend(pack_bytes(e.to_string().as_bytes()));
+                    words
+                }
+            };
+        }
+        let got = comm.exchange(out);
+        done.set(i + 1);
+        (me == 0).then(|| unpack_blocks(r, &got[r]))
+    };
+    let result = if me == 0 {
+        let own = batches(0).flat_map(|blocks| {
+            if crate::lock::interrupted() {
+                let stop = std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted");
+                return vec![Err(Error::io(dir, stop))];
+            }
+            match encode(blocks) {
+                Ok(v) => v.into_iter().map(Ok).collect(),
+                Err(e) => vec![Err(e)],
+            }
+        });
+        let others = (0..rounds.len()).flat_map(|i| {
+            if crate::lock::interrupted() {
+                let stop = std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted");
+                return vec![Err(Error::io(dir, stop))];
+            }
+            match round(i) {
+                Some(Ok(v)) => v.into_iter().map(Ok).collect(),
+                Some(Err(e)) => vec![Err(e)],
+                None => Vec::new(),
+            }
+        });
+        encoder.write(own.chain(others)).map(Some)
+    } else {
+        Ok(None)
+    };
+    // Rank 0 stops at its first error: the exchanges it left are still made.
+    for i in done.get()..rounds.len() {
+        round(i);
+    }
+    agree(comm, result)
+}
+
+/// The encoded blocks rank `r` sent, or the error it reported.
+fn unpack_blocks(r: usize, words: &[u64]) -> Result<Vec<Vec<u8>>, Error> {
+    let bad = || Error::InvalidState(format!("rank {r} sent a malformed batch of blocks"));
+    match words.split_first() {
+        Some((0, rest)) => {
+            let (&count, mut rest) = rest.split_first().ok_or_else(bad)?;
+            let mut out = Vec::with_capacity(count as usize);
+            for _ in 0..count {
+                let (&len, _) = rest.split_first().ok_or_else(bad)?;
+                let n = 1 + (len as usize).div_ceil(8);
+                let block = rest.get(..n).ok_or_else(bad)?;
+                out.push(unpack_bytes(block));
+                rest = &rest[n..];
+            }
+            Ok(out)
+        }
+        Some((1, msg)) => Err(Error::InvalidState(format!(
+            "rank {r}: {}",
+            String::from_utf8_lossy(&unpack_bytes(msg))
+        ))),
+        _ => Err(bad()),
+    }
+}
+
+/// The pair counts of the blocks `encoder` holds, on the current rayon pool.
+fn count_blocks(encoder: &TableEncoder<'_>) -> Result<oware_db::ModelCounts, Error> {
+    encoder
+        .held_blocks()
+        .into_par_iter()
+        .try_fold(
+            || (encoder.empty_counts(), EncodeScratch::default()),
+            |(mut counts, mut scratch), b| {
+                encoder.count_block(b, &mut counts, &mut scratch)?;
+                Ok::<_, Error>((counts, scratch))
+            },
+        )
+        .map(|r| r.map(|(c, _)| c))
+        .try_reduce(
+            || encoder.empty_counts(),
+            |mut a, b| {
+                a.add(&b);
+                Ok(a)
+            },
+        )
+}
+
+/// `result` on every rank if it is `Ok` everywhere; otherwise an error on every rank (its
+/// own where it failed). A collective.
+pub(crate) fn agree<T>(comm: &dyn Comm, result: Result<T, Error>) -> Result<T, Error> {
+    if comm.size() == 1 {
+        return result;
+    }
+    let failed = comm.all_reduce_max(match &result {
+        Ok(_) => 0,
+        Err(_) => comm.rank() as u64 + 1,
+    });
+    match result {
+        Ok(_) if failed > 0 => Err(Error::InvalidState(format!("rank {} failed", failed - 1))),
+        r => r,
+    }
+}
