@@ -45,14 +45,11 @@ pub(crate) struct LookupStats {
 /// What the moves of one chunk of positions found before their captures are answered.
 struct ChunkWork {
     inits: Vec<Initial>,
-    /// Each capture in order: the position's slot in the chunk, the owner of the child, the
-    /// seeds captured.
-    captures: Vec<(u16, u32, i8)>,
-    /// The look-ups, by owner.
-    requests: Vec<Vec<u64>>,
+    /// Each capture in order: the position's slot in the chunk, the seeds captured.
+    captures: Vec<(u16, i8)>,
 }
 
-/// The layout of a first pass over partitioned lower tiers.
+/// The layout of a pass over a rank's positions with look-ups.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Layout {
     /// Positions per rayon task (at most 2^16: far exits are kept per chunk).
@@ -61,6 +58,114 @@ pub(crate) struct Layout {
     pub batch: usize,
     /// The most look-up words sent to one rank in one exchange.
     pub per_dest: usize,
+}
+
+/// The look-ups of one chunk, by owner, and the owner of each in the order they were made.
+pub(crate) struct Asks {
+    /// The look-up words, by owner.
+    pub requests: Vec<Vec<u64>>,
+    /// The owner of each look-up, in order.
+    pub owners: Vec<u32>,
+}
+
+impl Asks {
+    /// No look-up yet, over `ranks` ranks.
+    pub fn new(ranks: usize) -> Self {
+        Asks {
+            requests: vec![Vec::new(); ranks],
+            owners: Vec::new(),
+        }
+    }
+
+    /// Asks `word` of rank `owner`.
+    #[inline]
+    pub fn push(&mut self, word: u64, owner: usize) {
+        self.requests[owner].push(word);
+        self.owners.push(owner as u32);
+    }
+}
+
+/// The answers to one chunk's look-ups, taken in the order they were asked.
+pub(crate) struct Replies<'a> {
+    answers: &'a [Vec<u8>],
+    owners: std::slice::Iter<'a, u32>,
+    at: Vec<usize>,
+}
+
+impl Iterator for Replies<'_> {
+    type Item = u8;
+
+    #[inline]
+    fn next(&mut self) -> Option<u8> {
+        let d = *self.owners.next()? as usize;
+        let v = self.answers[d][self.at[d]];
+        self.at[d] += 1;
+        Some(v)
+    }
+}
+
+/// A pass over a rank's `len` positions in batches (see the module documentation): for
+/// each `layout.chunk` positions, `ask(range)` makes the chunk's look-ups and what it keeps
+/// until they are answered; `answer(word)` is what this rank replies to a look-up it owns;
+/// `fold(range, kept, replies)` receives the replies in the order the look-ups were made.
+/// Chunks run on the rayon pool, collectives on the calling thread. A collective: every rank
+/// calls it (with its own `len`).
+pub(crate) fn lookup_pass<W: Send>(
+    comm: &dyn Comm,
+    len: usize,
+    layout: Layout,
+    ask: impl Fn(std::ops::Range<usize>) -> (W, Asks) + Sync,
+    answer: &(dyn Fn(u64) -> u8 + Sync),
+    fold: impl Fn(std::ops::Range<usize>, W, Replies<'_>) + Sync,
+    stats: &mut LookupStats,
+) {
+    let ranks = comm.size();
+    let Layout { chunk, batch, .. } = layout;
+    debug_assert!(batch % chunk == 0);
+    let t = Instant::now();
+    let rounds = comm.all_reduce_max(len.div_ceil(batch) as u64);
+    stats.comm_seconds += t.elapsed().as_secs_f64();
+    for b in 0..rounds as usize {
+        let lo = (b * batch).min(len);
+        let hi = ((b + 1) * batch).min(len);
+        let ranges: Vec<std::ops::Range<usize>> = (lo..hi)
+            .step_by(chunk)
+            .map(|s| s..(s + chunk).min(hi))
+            .collect();
+        let mut works: Vec<(W, Asks)> = ranges.par_iter().map(|r| ask(r.clone())).collect();
+        // The chunks' look-ups, concatenated per owner; `offsets[c][d]`: where chunk `c`'s
+        // look-ups to rank `d` begin.
+        let mut outgoing: Vec<Vec<u64>> = (0..ranks)
+            .map(|d| Vec::with_capacity(works.iter().map(|w| w.1.requests[d].len()).sum()))
+            .collect();
+        let offsets: Vec<Vec<usize>> = works
+            .iter_mut()
+            .map(|(_, asks)| {
+                outgoing
+                    .iter_mut()
+                    .zip(&mut asks.requests)
+                    .map(|(out, req)| {
+                        let at = out.len();
+                        out.append(req);
+                        at
+                    })
+                    .collect()
+            })
+            .collect();
+        let answers = exchange_asks(comm, outgoing, layout.per_dest, answer, stats);
+        works
+            .into_par_iter()
+            .zip(ranges)
+            .zip(offsets)
+            .for_each(|(((kept, asks), range), at)| {
+                let replies = Replies {
+                    answers: &answers,
+                    owners: asks.owners.iter(),
+                    at,
+                };
+                fold(range, kept, replies);
+            });
+    }
 }
 
 /// Writes the first cells of the positions `start..start + cells.len()` of tier `index`
@@ -80,106 +185,68 @@ pub(crate) fn first_cells_shared(
     stats: &mut LookupStats,
 ) -> Vec<FarExits> {
     let ranks = comm.size();
-    let Layout {
-        chunk,
-        batch,
-        per_dest,
-    } = layout;
-    debug_assert!(chunk <= 1 << 16 && batch % chunk == 0);
-    let t = Instant::now();
-    let rounds = comm.all_reduce_max(cells.len().div_ceil(batch) as u64);
-    stats.comm_seconds += t.elapsed().as_secs_f64();
-    let mut far = Vec::with_capacity(cells.len().div_ceil(chunk));
-    for b in 0..rounds as usize {
-        let lo = (b * batch).min(cells.len());
-        let hi = ((b + 1) * batch).min(cells.len());
-        let cells = &cells[lo..hi];
-        let mut works: Vec<ChunkWork> = cells
-            .par_chunks(chunk)
-            .enumerate()
-            .map(|(c, cells)| {
-                let first = start + (lo + c * chunk) as u64;
-                let mut cursor = index.cursor(first, first + cells.len() as u64);
-                let mut exits = ExitMoves::new(rules);
-                let mut requests = vec![Vec::new(); ranks];
-                let mut captures = Vec::new();
-                let inits = (0..cells.len())
-                    .map(|slot| {
-                        let p = cursor.next().unwrap_or_default();
-                        Initial::of(&p, &mut exits, |child, captured| {
-                            let (word, owner) = share.request(child);
-                            requests[owner].push(word);
-                            captures.push((slot as u16, owner as u32, captured));
-                        })
+    let chunks = cells.len().div_ceil(layout.chunk);
+    let far: Vec<std::sync::Mutex<FarExits>> = (0..chunks)
+        .map(|_| std::sync::Mutex::new(Box::default()))
+        .collect();
+    lookup_pass(
+        comm,
+        cells.len(),
+        layout,
+        |range| {
+            let first = start + range.start as u64;
+            let mut cursor = index.cursor(first, first + range.len() as u64);
+            let mut exits = ExitMoves::new(rules);
+            let mut asks = Asks::new(ranks);
+            let mut captures = Vec::new();
+            let inits = (0..range.len())
+                .map(|slot| {
+                    let p = cursor.next().unwrap_or_default();
+                    Initial::of(&p, &mut exits, |child, captured| {
+                        let (word, owner) = share.request(child);
+                        asks.push(word, owner);
+                        captures.push((slot as u16, captured));
                     })
-                    .collect();
-                ChunkWork {
-                    inits,
-                    captures,
-                    requests,
+                })
+                .collect();
+            (ChunkWork { inits, captures }, asks)
+        },
+        &|w| share.answer(w) as u8,
+        |range, work, replies| {
+            let mut inits = work.inits;
+            for (&(slot, captured), v) in work.captures.iter().zip(replies) {
+                let exit = &mut inits[slot as usize].exit;
+                *exit = (*exit).max(captured - v as i8);
+            }
+            let mut list = Vec::new();
+            for (slot, (cell, init)) in cells[range.clone()].iter().zip(&inits).enumerate() {
+                let (c, low_exit) = codes.initial(init.exit, init.open);
+                if let Some(e) = low_exit {
+                    list.push((slot as u16, e));
                 }
-            })
-            .collect();
-        // The chunks' look-ups, concatenated per owner; `offsets[c][d]`: where chunk `c`'s
-        // look-ups to rank `d` begin.
-        let mut outgoing: Vec<Vec<u64>> = (0..ranks)
-            .map(|d| Vec::with_capacity(works.iter().map(|w| w.requests[d].len()).sum()))
-            .collect();
-        let offsets: Vec<Vec<usize>> = works
-            .iter_mut()
-            .map(|w| {
-                outgoing
-                    .iter_mut()
-                    .zip(&mut w.requests)
-                    .map(|(out, req)| {
-                        let at = out.len();
-                        out.append(req);
-                        at
-                    })
-                    .collect()
-            })
-            .collect();
-        let answers = ask(comm, share, outgoing, per_dest, stats);
-        let batch_far: Vec<FarExits> = works
-            .into_par_iter()
-            .zip(cells.par_chunks(chunk))
-            .zip(offsets)
-            .map(|((work, cells), mut at)| {
-                let mut inits = work.inits;
-                for &(slot, owner, captured) in &work.captures {
-                    let d = owner as usize;
-                    let v = answers[d][at[d]];
-                    at[d] += 1;
-                    let exit = &mut inits[slot as usize].exit;
-                    *exit = (*exit).max(captured - v);
-                }
-                let mut far = Vec::new();
-                for (slot, (cell, init)) in cells.iter().zip(&inits).enumerate() {
-                    let (c, low_exit) = codes.initial(init.exit, init.open);
-                    if let Some(e) = low_exit {
-                        far.push((slot as u16, e));
-                    }
-                    cell.store(c, Ordering::Relaxed);
-                }
-                progress.advance(cells.len() as u64);
-                far.into_boxed_slice()
-            })
-            .collect();
-        far.extend(batch_far);
-    }
-    far
+                cell.store(c, Ordering::Relaxed);
+            }
+            progress.advance(range.len() as u64);
+            let c = range.start / layout.chunk;
+            *far[c].lock().unwrap_or_else(|e| e.into_inner()) = list.into_boxed_slice();
+        },
+        stats,
+    );
+    far.into_iter()
+        .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
+        .collect()
 }
 
 /// Sends `outgoing[d]` to rank `d` and returns its answers in the same order, in sub-rounds
-/// of at most `per_dest` words per destination; answers what the other ranks ask meanwhile.
-/// A collective.
-fn ask(
+/// of at most `per_dest` words per destination; answers (with `answer`) what the other ranks
+/// ask meanwhile. A collective.
+fn exchange_asks(
     comm: &dyn Comm,
-    share: &LowerShare,
     outgoing: Vec<Vec<u64>>,
     per_dest: usize,
+    answer: &(dyn Fn(u64) -> u8 + Sync),
     stats: &mut LookupStats,
-) -> Vec<Vec<i8>> {
+) -> Vec<Vec<u8>> {
     let me = comm.rank();
     for (d, b) in outgoing.iter().enumerate() {
         if d == me {
@@ -192,7 +259,7 @@ fn ask(
     let t = Instant::now();
     let subrounds = comm.all_reduce_max(longest.div_ceil(per_dest) as u64);
     stats.comm_seconds += t.elapsed().as_secs_f64();
-    let mut answers: Vec<Vec<i8>> = outgoing
+    let mut answers: Vec<Vec<u8>> = outgoing
         .iter()
         .map(|b| Vec::with_capacity(b.len()))
         .collect();
@@ -218,7 +285,7 @@ fn ask(
         let replies: Vec<Vec<u64>> = asked
             .par_iter()
             .map(|words| {
-                let bytes: Vec<u8> = words.iter().map(|&w| share.answer(w) as u8).collect();
+                let bytes: Vec<u8> = words.iter().map(|&w| answer(w)).collect();
                 pack_bytes(&bytes)
             })
             .collect();
@@ -229,7 +296,7 @@ fn ask(
         stats.comm_seconds += t.elapsed().as_secs_f64();
         stats.exchanges += 2;
         for (acc, words) in answers.iter_mut().zip(&back) {
-            acc.extend(unpack_bytes(words).into_iter().map(|b| b as i8));
+            acc.extend(unpack_bytes(words));
         }
     }
     for (d, (a, b)) in answers.iter().zip(&outgoing).enumerate() {
