@@ -127,13 +127,13 @@ const SUB: usize = 32;
 /// Parent updates buffered before they are applied, so that their prefetches overlap.
 const BATCH: usize = 256;
 /// How many mismatches a report lists.
-const LISTED: usize = 10;
+pub(crate) const LISTED: usize = 10;
 /// Positions per level mask: a bit per negative score present, so that a level's scan skips
 /// the granules without its positions.
 pub(crate) const LEVEL_GRANULE: usize = 1024;
 
 /// Cell bit: the position is justified.
-const J: u8 = 0x80;
+pub(crate) const J: u8 = 0x80;
 /// A score `s` (clamped to `±(n + 1)`, `n <= 48`) is held as `s + BIAS`, from 15 to 113.
 const BIAS: i16 = 64;
 /// The smallest code of a score; codes below it (but 0) are pending counts.
@@ -141,7 +141,7 @@ const SCORE_CODES: u8 = 15;
 
 /// The cell code of score `s`, not justified.
 #[inline]
-fn code(s: i16) -> u8 {
+pub(crate) fn code(s: i16) -> u8 {
     (s + BIAS) as u8
 }
 
@@ -150,7 +150,7 @@ fn code(s: i16) -> u8 {
 /// their own codes, so that a scan of level `k` can tell the pending codes left by level
 /// `k + 1` from its own.
 #[inline]
-fn pending_base(k: i16) -> u8 {
+pub(crate) fn pending_base(k: i16) -> u8 {
     if k % 2 == 0 {
         0
     } else {
@@ -161,7 +161,7 @@ fn pending_base(k: i16) -> u8 {
 /// The score held by cell value `b` during level `k` (pending codes of level `k` or `k + 1`;
 /// outside the levels there are none).
 #[inline]
-fn score_of(b: u8, k: i16) -> i16 {
+pub(crate) fn score_of(b: u8, k: i16) -> i16 {
     let v = b & !J;
     if v >= SCORE_CODES {
         i16::from(v) - BIAS
@@ -813,20 +813,33 @@ fn mismatch(
     stored: Option<&dyn ScoreSource>,
     i: u64,
 ) -> Result<Mismatch, SolveError> {
-    let at = |r: u64| -> i8 {
+    let at = |r: u64| -> Result<i8, oware_db::Error> {
         let s = scores[r as usize];
         if s.unsigned_abs() > n {
             if let Some(src) = stored {
                 let mut v = [s];
                 if src.load(n, r, &mut v).is_ok() {
-                    return v[0];
+                    return Ok(v[0]);
                 }
             }
         }
-        s
+        Ok(s)
     };
+    mismatch_with(rules, n, index, i, &at, &|child| lower.score(child))
+}
+
+/// The details of failing position `i` of tier `n`: `at(r)` reads the stored score of index
+/// `r` of the tier, `lower(child)` that of a capture's child.
+pub(crate) fn mismatch_with(
+    rules: &Rules,
+    n: u8,
+    index: &TierIndex,
+    i: u64,
+    at: &dyn Fn(u64) -> Result<i8, oware_db::Error>,
+    lower: &dyn Fn(&Position) -> Result<i8, oware_db::Error>,
+) -> Result<Mismatch, SolveError> {
     let p = index.unrank(i);
-    let s = at(i);
+    let s = at(i)?;
     let moves = p.moves(rules);
     let mut best = if moves.is_empty() {
         i16::from(p.end_score())
@@ -836,10 +849,10 @@ fn mismatch(
     for m in moves.iter() {
         let v = match m.outcome {
             Outcome::Continue { child, captured: 0 } => {
-                -i16::from(at(rank_of_child(index, &child)))
+                -i16::from(at(rank_of_child(index, &child))?)
             }
             Outcome::Continue { child, captured } => {
-                i16::from(captured) - i16::from(lower.score(&child)?)
+                i16::from(captured) - i16::from(lower(&child)?)
             }
             Outcome::End { score } => i16::from(score),
         };

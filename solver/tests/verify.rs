@@ -474,3 +474,118 @@ fn solver_scores_verify_up_to_tier_14_whole_and_sliced() {
         }
     }
 }
+
+/// Tier `n` of `t` verified over `ranks` simulated ranks, each holding its range of the tier
+/// and its share of the lower tiers: the tier's counts and its first failing indices.
+fn over_ranks(
+    rules: &Rules,
+    t: &[Vec<i8>],
+    n: u8,
+    ranks: usize,
+    batch: usize,
+) -> (u64, u64, Vec<u64>) {
+    use oware_solver::distributed::{
+        verify_tier_local, Comm, LowerShare, Partition, PartitionConfig, ThreadComm,
+    };
+    let mut lower = LowerTiers::new();
+    for s in &t[..n as usize] {
+        lower.push(Arc::from(s.clone()));
+    }
+    let config = PartitionConfig {
+        batch,
+        ..PartitionConfig::default()
+    };
+    let parts = ThreadComm::run(ranks, |c| {
+        let share = LowerShare::from_whole(&lower, c.rank(), c.size());
+        let range = Partition::new(t[n as usize].len() as u64, c.size()).range(c.rank());
+        let mut mine = t[n as usize][range.start as usize..range.end as usize].to_vec();
+        let v = verify_tier_local(
+            c,
+            rules,
+            n,
+            range.start,
+            &mut mine,
+            &share,
+            &config,
+            &NoProgress,
+        )
+        .expect("bits allocate");
+        // The scores are put back (clamped out of bounds).
+        for (a, b) in mine.iter().zip(&t[n as usize][range.start as usize..]) {
+            assert_eq!(
+                i16::from(*a),
+                i16::from(*b).clamp(-i16::from(n) - 1, i16::from(n) + 1)
+            );
+        }
+        v
+    });
+    let mut first: Vec<u64> = parts.iter().flat_map(|p| p.first.clone()).collect();
+    first.sort_unstable();
+    first.truncate(10);
+    (
+        parts.iter().map(|p| p.nonzero).sum(),
+        parts.iter().map(|p| p.mismatches).sum(),
+        first,
+    )
+}
+
+/// Over 1 to 5 simulated ranks (exchanges bounded to a few words on some), the verifier
+/// finds what one process finds: on the solver's tiers, on changed scores, on scores out of
+/// bounds and on consistent fake values on endless positions.
+#[test]
+fn ranks_give_the_verdicts_of_one_process() {
+    let max = 9u8;
+    for rules in presets() {
+        let (tiers, _) = solve_all(&rules, max);
+        for n in 0..=max {
+            let mut cases: Vec<Vec<Vec<i8>>> = vec![tiers.clone()];
+            if n >= 5 {
+                for (seed, changes) in [(2u64, 7usize), (4, 600)] {
+                    let mut t = tiers.clone();
+                    let size = t[n as usize].len() as u64;
+                    let mut x = seed * 0x9E37_79B9_7F4A_7C15 + u64::from(n);
+                    for c in 0..changes {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        let i = (x % size) as usize;
+                        let old = t[n as usize][i];
+                        t[n as usize][i] = match (x >> 60, c) {
+                            (_, 0) => n as i8 + 3,
+                            (0..=5, _) => old.saturating_add(1),
+                            (6..=11, _) => old.saturating_sub(1),
+                            _ => -old,
+                        };
+                    }
+                    cases.push(t);
+                }
+                let zeros = tiers[n as usize].iter().any(|&s| s == 0);
+                if let Some(fake) = zeros.then(|| endless_fake(&rules, n, &tiers, 0)).flatten() {
+                    let mut t = tiers.clone();
+                    t[n as usize] = fake;
+                    cases.push(t);
+                }
+            }
+            for (c, t) in cases.iter().enumerate() {
+                let mut lower = LowerTiers::new();
+                for s in &t[..n as usize] {
+                    lower.push(Arc::from(s.clone()));
+                }
+                let whole = verify_tier(&rules, n, &t[n as usize], &lower, &NoProgress).unwrap();
+                let want = (
+                    whole.nonzero,
+                    whole.mismatches,
+                    whole.first.iter().map(|m| m.index).collect::<Vec<_>>(),
+                );
+                assert_eq!(want.1 == 0, c == 0, "{rules} tier {n} case {c}");
+                for (ranks, batch) in [(1, 1 << 22), (2, 256), (3, 1 << 22), (4, 64), (5, 500)] {
+                    let got = over_ranks(&rules, t, n, ranks, batch);
+                    assert_eq!(
+                        got, want,
+                        "{rules} tier {n} case {c}, {ranks} ranks, batch {batch}"
+                    );
+                }
+            }
+        }
+    }
+}

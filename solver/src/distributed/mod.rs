@@ -14,6 +14,7 @@ mod lookup;
 mod mpi;
 mod share;
 mod solve;
+mod verify;
 mod write;
 
 pub use crate::memory::partition_memory;
@@ -25,4 +26,5 @@ pub use solve::{
     all_gather_scores, gather_scores, solve_tier_local, solve_tier_partitioned, LocalScores,
     Partition, PartitionConfig, PartitionStats, RankLower, PARTITION_ALIGN,
 };
+pub use verify::{verify_tier_local, LocalVerdict};
 pub use write::write_table_distributed;
