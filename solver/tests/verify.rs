@@ -559,7 +559,7 @@ fn ranks_give_the_verdicts_of_one_process() {
                     }
                     cases.push(t);
                 }
-                let zeros = tiers[n as usize].iter().any(|&s| s == 0);
+                let zeros = tiers[n as usize].contains(&0);
                 if let Some(fake) = zeros.then(|| endless_fake(&rules, n, &tiers, 0)).flatten() {
                     let mut t = tiers.clone();
                     t[n as usize] = fake;
