@@ -16,11 +16,12 @@ use oware_db::{Manifest, Rules, TierCheck};
 use thiserror::Error;
 
 use crate::check::{check_tiers, CheckObserver};
+use crate::distributed::{Comm, LowerShare, PartitionConfig};
 use crate::lock::DirLock;
 use crate::lower::LowerTiers;
 use crate::memory::{available_memory, capture_window, human_bytes, plan_verify, ExitPlan};
 use crate::progress::Progress;
-use crate::slice::TableSource;
+use crate::slice::{ScoreSource, TableSource};
 use crate::verify::{verify_tier_in_place, VerifyLower, VerifyReport};
 
 /// What can stop a deep verification before it starts. Failed checks are not errors: they
@@ -81,6 +82,9 @@ pub struct VerifyOptions {
     pub slice_bytes: Option<u64>,
     /// Re-prove the tiers of the range that the manifest records as verified, too.
     pub again: bool,
+    /// Over several ranks ([`verify_deep_over`]), the most look-ups or updates a rank sends
+    /// in one exchange; `None`: the default.
+    pub exchange_batch: Option<usize>,
 }
 
 /// What became of one tier.
@@ -391,4 +395,316 @@ pub fn verify_deep_with(
     }
     report.seconds = t0.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// [`verify_deep_with`] over the ranks of `comm` (with one rank, exactly it): every rank
+/// calls it with the same options and a directory they all share. Each tier is split over
+/// the ranks as generation splits it; a rank reads its own range of each table and keeps
+/// its share of the tiers a later tier's captures reach; every score of the range is
+/// re-proved by [`verify_tier_local`](crate::distributed::verify_tier_local). Rank 0 checks
+/// the tables (checksums, manifest), takes the lock, records the tiers verified, and builds
+/// the full report with the details of the failing positions (read from the tables); the
+/// other ranks' reports hold the same verdicts without those details and checksums.
+///
+/// # Errors
+/// As [`verify_deep_with`], on every rank together; [`VerifyError::TooLarge`] when a
+/// rank's share of a tier of the range does not fit its memory (the figures are that
+/// rank's; there are no slices over several ranks).
+pub fn verify_deep_over(
+    comm: &dyn Comm,
+    opts: &VerifyOptions,
+    observer: &dyn VerifyObserver,
+) -> Result<DeepReport, VerifyError> {
+    if comm.size() == 1 {
+        return verify_deep_with(opts, observer);
+    }
+    let t0 = Instant::now();
+    let (rank, ranks) = (comm.rank(), comm.size());
+    let root = rank == 0;
+    let (a, b) = (*opts.tiers.start(), *opts.tiers.end());
+    let available = opts.memory_limit.unwrap_or_else(available_memory);
+    let rules = &opts.rules;
+    let dir = &opts.dir;
+    let config = PartitionConfig {
+        batch: opts
+            .exchange_batch
+            .unwrap_or(PartitionConfig::default().batch)
+            .max(1),
+        ..PartitionConfig::default()
+    };
+    // Whether tier `t` is read by a tier of the range from `from` on.
+    let needed_from = |t: u8, from: u8| {
+        (from.max(a).max(t + 1)..=b).any(|m| capture_window(rules, m).contains(&t))
+    };
+    let (lock, mut not_recorded) = if root {
+        match DirLock::acquire(dir) {
+            Ok(l) => (Some(l), None),
+            Err(e) => (None, Some(e.to_string())),
+        }
+    } else {
+        (None, None)
+    };
+    let manifest = if root { Manifest::load(dir) } else { Ok(None) };
+    let manifest = agree_db(comm, manifest)?;
+    let tiers: Vec<u8> = (0..=b).collect();
+    let checked = if root {
+        check_tiers(dir, manifest.as_ref(), rules, &tiers, observer)
+    } else {
+        Vec::new()
+    };
+    let mut report = DeepReport {
+        verdicts: Vec::new(),
+        positions: 0,
+        recorded: Vec::new(),
+        not_recorded: None,
+        seconds: 0.0,
+    };
+    let failed = checked.iter().any(|c| c.result.is_err());
+    if comm.all_reduce_max(u64::from(failed)) > 0 {
+        report.verdicts = checked
+            .into_iter()
+            .filter(|c| c.result.is_err())
+            .map(|c| TierVerdict::CheckFailed(Box::new(c)))
+            .collect();
+        report.seconds = t0.elapsed().as_secs_f64();
+        return Ok(report);
+    }
+    observer.checks_passed();
+    // Rank 0's checksums and what the manifest records, tier by tier.
+    let mut checksums: Vec<String> = checked
+        .into_iter()
+        .map(|c| c.result.map(|g| g.checksum).unwrap_or_default())
+        .collect();
+    checksums.resize(b as usize + 1, String::new());
+    let recorded_flags: Vec<bool> = (0..=b)
+        .map(|n| {
+            root && manifest
+                .as_ref()
+                .and_then(|m| m.tiers.get(&n))
+                .and_then(|e| e.verified.as_deref())
+                == Some(checksums[n as usize].as_str())
+        })
+        .collect();
+    let recorded_flags = comm.all_gather_bytes(
+        &recorded_flags
+            .iter()
+            .map(|&f| u8::from(f))
+            .collect::<Vec<_>>(),
+    );
+    let recorded_flags: Vec<bool> = recorded_flags
+        .first()
+        .map(|f| f.iter().map(|&x| x != 0).collect())
+        .unwrap_or_default();
+    let source = TableSource::new(dir);
+    let mut share = LowerShare::new(rank, ranks);
+    let mut proven = true;
+    for n in 0..=b {
+        let index = oware_db::TierIndex::new(n, oware_db::IndexKind::Reachable);
+        let size = index.size();
+        let recorded = recorded_flags.get(n as usize).copied().unwrap_or(false);
+        let checksum = checksums[n as usize].clone();
+        observer.tier_start(n, size);
+        for t in 0..n {
+            if share.holds(t) && !needed_from(t, n) {
+                share.remove(t);
+            }
+        }
+        let keep = needed_from(n, n + 1);
+        let skip = n >= a && recorded && proven && !opts.again;
+        let range = share.partition(n).range(rank);
+        let mut verdict = if skip && !keep {
+            Some(TierVerdict::Recorded {
+                tier: n,
+                positions: size,
+                checksum: checksum.clone(),
+            })
+        } else {
+            None
+        };
+        let mut scores = Vec::new();
+        if verdict.is_none() {
+            // This rank's own range of the tier, and room for its verification.
+            let own = if n >= a && !skip {
+                crate::memory::verify_memory(range.end - range.start)
+                    + crate::memory::exchange_memory(config.batch)
+            } else {
+                range.end - range.start
+            };
+            let held = share.bytes();
+            let short = own + held > available;
+            if comm.all_reduce_max(u64::from(short)) > 0 {
+                return Err(VerifyError::TooLarge {
+                    tier: n,
+                    needed: own + held,
+                    own,
+                    lower: held,
+                    available,
+                });
+            }
+            let read = oware_db::Table::open(&dir.join(format!("tier-{n:02}.owt"))).and_then(|t| {
+                let mut s = vec![0i8; (range.end - range.start) as usize];
+                crate::read::read_range_parallel(&t, range.start, &mut s)?;
+                t.release_pages();
+                Ok(s)
+            });
+            // A range that a rank cannot read makes the tier unreadable on every rank.
+            let message = match &read {
+                Ok(_) => String::new(),
+                Err(e) => format!("rank {rank}: {e}"),
+            };
+            let messages = comm.all_gather_bytes(message.as_bytes());
+            match read {
+                Ok(s) if messages.iter().all(Vec::is_empty) => {
+                    scores = s;
+                    observer.tier_read(n, size);
+                }
+                _ => {
+                    let first = messages
+                        .iter()
+                        .find(|m| !m.is_empty())
+                        .map(|m| String::from_utf8_lossy(m).into_owned())
+                        .unwrap_or_default();
+                    verdict = Some(TierVerdict::Unreadable {
+                        tier: n,
+                        error: oware_db::Error::InvalidState(first),
+                    });
+                }
+            }
+        }
+        let verdict = match verdict {
+            Some(v) => v,
+            None if skip => TierVerdict::Recorded {
+                tier: n,
+                positions: size,
+                checksum: checksum.clone(),
+            },
+            None if n >= a => {
+                let t = Instant::now();
+                let local = crate::distributed::verify_tier_local(
+                    comm,
+                    rules,
+                    n,
+                    range.start,
+                    &mut scores,
+                    &share,
+                    &config,
+                    observer,
+                )?;
+                let nonzero = comm.all_reduce_sum(local.nonzero);
+                let mismatches = comm.all_reduce_sum(local.mismatches);
+                let bytes: Vec<u8> = local.first.iter().flat_map(|i| i.to_le_bytes()).collect();
+                let mut first: Vec<u64> = comm
+                    .all_gather_bytes(&bytes)
+                    .iter()
+                    .flat_map(|p| {
+                        p.chunks_exact(8)
+                            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
+                            .collect::<Vec<_>>()
+                    })
+                    .collect();
+                first.sort_unstable();
+                first.truncate(crate::verify::LISTED);
+                let details = if root {
+                    let at = |r: u64| -> Result<i8, oware_db::Error> {
+                        let mut v = [0i8];
+                        source.load(n, r, &mut v)?;
+                        Ok(v[0])
+                    };
+                    let lower = |child: &oware_db::Position| -> Result<i8, oware_db::Error> {
+                        let t = child.seeds();
+                        let r = oware_db::TierIndex::new(t, oware_db::IndexKind::Reachable)
+                            .rank_unchecked(child);
+                        let mut v = [0i8];
+                        source.load(t, r, &mut v)?;
+                        Ok(v[0])
+                    };
+                    first
+                        .iter()
+                        .map(|&i| crate::verify::mismatch_with(rules, n, &index, i, &at, &lower))
+                        .collect::<Result<Vec<_>, _>>()
+                } else {
+                    Ok(Vec::new())
+                };
+                let details = agree_db(
+                    comm,
+                    details.map_err(|e| match e {
+                        crate::SolveError::Lower(d) => d,
+                        crate::SolveError::Alloc(a) => oware_db::Error::InvalidState(a.to_string()),
+                    }),
+                )?;
+                let r = VerifyReport {
+                    tier: n,
+                    positions: size,
+                    nonzero,
+                    mismatches,
+                    first: details,
+                    seconds: t.elapsed().as_secs_f64(),
+                };
+                report.positions += r.positions;
+                if r.is_ok() && proven {
+                    if lock.is_some() {
+                        record(dir, n, &checksum)?;
+                        report.recorded.push(n);
+                    }
+                } else if r.is_ok() && report.not_recorded.is_none() {
+                    report.not_recorded = Some(format!(
+                        "tiers 0..={} are trusted, not re-proved",
+                        a.saturating_sub(1)
+                    ));
+                }
+                TierVerdict::Verified(r)
+            }
+            None => TierVerdict::Trusted {
+                tier: n,
+                positions: size,
+                checksum: checksum.clone(),
+            },
+        };
+        proven &= match &verdict {
+            TierVerdict::Verified(r) => r.is_ok(),
+            TierVerdict::Recorded { .. } => true,
+            TierVerdict::Trusted { .. } => recorded,
+            _ => false,
+        };
+        if verdict.is_ok() && keep {
+            share.insert(
+                n,
+                crate::distributed::LocalScores {
+                    start: range.start,
+                    scores: std::mem::take(&mut scores),
+                },
+            )?;
+        }
+        observer.tier_done(&verdict);
+        let ok = verdict.is_ok();
+        report.verdicts.push(verdict);
+        if !ok {
+            break;
+        }
+    }
+    let any_recorded = report
+        .verdicts
+        .iter()
+        .any(|v| matches!(v, TierVerdict::Verified(r) if r.is_ok()));
+    if root && lock.is_none() && any_recorded {
+        report.not_recorded = not_recorded.take();
+    }
+    report.seconds = t0.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// `result` on every rank if it is `Ok` everywhere; otherwise an error on every rank (its
+/// own where it failed). A collective.
+fn agree_db<T>(comm: &dyn Comm, result: Result<T, oware_db::Error>) -> Result<T, VerifyError> {
+    let failed = comm.all_reduce_max(match &result {
+        Ok(_) => 0,
+        Err(_) => u64::MAX - comm.rank() as u64,
+    });
+    match result {
+        Ok(_) if failed > 0 => Err(VerifyError::Db(oware_db::Error::InvalidState(format!(
+            "rank {} failed",
+            u64::MAX - failed
+        )))),
+        r => Ok(r?),
+    }
 }

@@ -26,7 +26,8 @@ mod write;
 
 pub use check::{check_tiers, CheckObserver};
 pub use deep::{
-    verify_deep_with, DeepReport, TierVerdict, VerifyError, VerifyObserver, VerifyOptions,
+    verify_deep_over, verify_deep_with, DeepReport, TierVerdict, VerifyError, VerifyObserver,
+    VerifyOptions,
 };
 pub use disk::{free_disk, generate_tier_disk, table_disk_bound};
 pub use generate::{

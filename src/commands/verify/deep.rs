@@ -225,6 +225,7 @@ pub(super) fn verify_deep(
         memory_limit: None,
         slice_bytes: crate::commands::generate::slice_bytes_from_env()?,
         again,
+        exchange_batch: None,
     };
     let view = View { bars, print, range };
     let report: DeepReport = verify_deep_with(&opts, &view)?;

@@ -1,0 +1,167 @@
+//! Deep verification over simulated ranks gives the verdicts of one process: on a
+//! generated directory (every tier re-proved and recorded), and on a directory whose table
+//! was rewritten with changed scores (the same failing positions, with the same details).
+
+use std::path::Path;
+
+use oware_db::{IndexKind, Manifest, Rules, Table, TierCheck, WriteOptions};
+use oware_solver::distributed::ThreadComm;
+use oware_solver::{
+    generate, verify_deep_over, verify_deep_with, CheckObserver, GenerateObserver, GenerateOptions,
+    NoProgress, Phase, Progress, TierReport, TierVerdict, VerifyObserver, VerifyOptions,
+};
+
+struct Silent;
+
+impl Progress for Silent {
+    fn start(&self, _: Phase, _: u64) {}
+    fn advance(&self, _: u64) {}
+}
+
+impl GenerateObserver for Silent {
+    fn tier_start(&self, _: u8, _: u64, _: bool) {}
+    fn tier_done(&self, _: &TierReport) {}
+}
+
+impl CheckObserver for Silent {
+    fn checks_start(&self, _: usize, _: u64) {}
+    fn table_checked(&self, _: &TierCheck, _: u64) {}
+}
+
+impl VerifyObserver for Silent {
+    fn checks_passed(&self) {}
+    fn tier_start(&self, _: u8, _: u64) {}
+    fn tier_read(&self, _: u8, _: u64) {}
+    fn tier_done(&self, _: &TierVerdict) {}
+}
+
+fn generated(dir: &Path, rules: &Rules, max: u8) {
+    let opts = GenerateOptions {
+        dir: dir.to_path_buf(),
+        rules: *rules,
+        max_seeds: max,
+        memory_limit: None,
+        compression: Default::default(),
+        slice_bytes: None,
+        exchange_batch: None,
+    };
+    generate(&opts, &Silent).unwrap();
+}
+
+fn options(
+    dir: &Path,
+    rules: &Rules,
+    tiers: std::ops::RangeInclusive<u8>,
+    batch: Option<usize>,
+) -> VerifyOptions {
+    VerifyOptions {
+        dir: dir.to_path_buf(),
+        rules: *rules,
+        tiers,
+        memory_limit: None,
+        slice_bytes: None,
+        again: true,
+        exchange_batch: batch,
+    }
+}
+
+/// What a verdict says, without timings.
+fn summary(v: &TierVerdict) -> String {
+    match v {
+        TierVerdict::Verified(r) => format!(
+            "verified {} {} {} {} {:?}",
+            r.tier, r.positions, r.nonzero, r.mismatches, r.first
+        ),
+        TierVerdict::Trusted {
+            tier, positions, ..
+        } => format!("trusted {tier} {positions}"),
+        TierVerdict::Recorded {
+            tier, positions, ..
+        } => format!("recorded {tier} {positions}"),
+        TierVerdict::Unreadable { tier, .. } => format!("unreadable {tier}"),
+        TierVerdict::CheckFailed(c) => format!("check failed {}", c.tier),
+    }
+}
+
+/// Rewrites tier `n` of `dir` with `change` applied to its scores, and records the new file
+/// in the manifest (so that the plain checks pass and only the proof can tell).
+fn rewrite(dir: &Path, rules: &Rules, n: u8, change: impl Fn(&mut [i8])) {
+    let path = dir.join(format!("tier-{n:02}.owt"));
+    let mut scores = Table::open(&path).unwrap().read_all().unwrap();
+    change(&mut scores);
+    let w = oware_db::write_table_with(
+        dir,
+        rules,
+        n,
+        IndexKind::Reachable,
+        &scores,
+        &WriteOptions::default(),
+    )
+    .unwrap();
+    let mut m = Manifest::load(dir).unwrap().unwrap();
+    let e = m.tiers.get_mut(&n).unwrap();
+    e.checksum = w.checksum;
+    e.file_size = w.file_size;
+    e.verified = None;
+    m.save(dir).unwrap();
+}
+
+#[test]
+fn ranks_verify_as_one_process() {
+    let max = 12;
+    for rules in [Rules::ABAPA, Rules::AWARI] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("t");
+        generated(&dir, &rules, max);
+        let one = verify_deep_with(&options(&dir, &rules, 3..=max, None), &Silent).unwrap();
+        assert!(one.is_ok());
+        let want: Vec<String> = one.verdicts.iter().map(summary).collect();
+        for (ranks, batch) in [(2, Some(256)), (3, None), (4, Some(1000))] {
+            let opts = options(&dir, &rules, 3..=max, batch);
+            let reports = ThreadComm::run(ranks, |c| verify_deep_over(c, &opts, &Silent).unwrap());
+            for (r, rep) in reports.iter().enumerate() {
+                assert!(rep.is_ok(), "{rules}, {ranks} ranks, rank {r}");
+                let got: Vec<String> = rep.verdicts.iter().map(summary).collect();
+                assert_eq!(got, want, "{rules}, {ranks} ranks, rank {r}");
+            }
+            assert_eq!(reports[0].recorded, one.recorded);
+            assert_eq!(reports[0].not_recorded, one.not_recorded);
+            assert_eq!(reports[0].positions, one.positions);
+        }
+        // Every tier re-proved: every tier recorded.
+        let opts = options(&dir, &rules, 0..=max, Some(300));
+        let reports = ThreadComm::run(2, |c| verify_deep_over(c, &opts, &Silent).unwrap());
+        assert_eq!(reports[0].recorded, (0..=max).collect::<Vec<_>>());
+        // Recorded tiers are not re-proved unless asked.
+        let opts = VerifyOptions {
+            again: false,
+            ..options(&dir, &rules, 0..=max, None)
+        };
+        let reports = ThreadComm::run(3, |c| verify_deep_over(c, &opts, &Silent).unwrap());
+        assert!(reports[0].verdicts[3..]
+            .iter()
+            .all(|v| matches!(v, TierVerdict::Recorded { .. })));
+
+        // Changed scores in tier 9: the same failing positions and details.
+        rewrite(&dir, &rules, 9, |s| {
+            for i in (0..s.len()).step_by(997) {
+                s[i] = -s[i];
+            }
+            s[5] = i8::from(s[5] == 0);
+            let len = s.len();
+            s[len - 1] = s[len - 1].saturating_add(1);
+        });
+        let one = verify_deep_with(&options(&dir, &rules, 0..=max, None), &Silent).unwrap();
+        assert!(!one.is_ok());
+        let want: Vec<String> = one.verdicts.iter().map(summary).collect();
+        assert!(want.last().unwrap().starts_with("verified 9"), "{want:?}");
+        for ranks in [2, 5] {
+            let opts = options(&dir, &rules, 0..=max, Some(500));
+            let reports = ThreadComm::run(ranks, |c| verify_deep_over(c, &opts, &Silent).unwrap());
+            let got: Vec<String> = reports[0].verdicts.iter().map(summary).collect();
+            assert_eq!(got, want, "{rules}, {ranks} ranks, changed tier 9");
+            assert!(!reports[1].is_ok());
+        }
+    }
+    let _ = NoProgress;
+}
