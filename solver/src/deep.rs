@@ -512,6 +512,10 @@ pub fn verify_deep_over(
         let keep = needed_from(n, n + 1);
         let skip = n >= a && recorded && proven && !opts.again;
         let range = share.partition(n).range(rank);
+        let config = PartitionConfig {
+            batch: crate::generate::tier_batch(config.batch, size, ranks),
+            ..config
+        };
         let mut verdict = if skip && !keep {
             Some(TierVerdict::Recorded {
                 tier: n,

@@ -679,12 +679,8 @@ fn generate_ranks(
             reports.push(report);
             continue;
         }
-        // Exchanges of at most an eighth of a rank's positions (not under 2^16): small tiers
-        // keep small buffers.
         let config = PartitionConfig {
-            batch: config
-                .batch
-                .min((positions / ranks as u64 / 8).max(1 << 16) as usize),
+            batch: tier_batch(config.batch, positions, ranks),
             ..config
         };
         // This rank's share: its cells, frontier and exchange buffers, and the lower tiers
@@ -766,6 +762,14 @@ fn generate_ranks(
         let _ = std::fs::remove_dir_all(dir.join(SCRATCH_DIR));
     }
     Ok(reports)
+}
+
+/// The most updates or look-ups a rank sends per exchange for a tier of `positions`
+/// positions over `ranks` ranks: `batch`, but at most a 64th of a rank's positions (and not
+/// under 2^16), so that the buffers of a small tier stay small beside its cells.
+pub(crate) fn tier_batch(batch: usize, positions: u64, ranks: usize) -> usize {
+    let cap = (positions / ranks.max(1) as u64 / 64).max(1 << 16);
+    batch.min(usize::try_from(cap).unwrap_or(usize::MAX))
 }
 
 /// Drops the shares of the tiers whose last reader is `done` (or below).

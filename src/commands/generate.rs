@@ -133,7 +133,7 @@ fn resolve_compression(
 
 /// Whether this process was started by `mpirun` (Open MPI, MPICH or a PMIx launcher).
 #[cfg(feature = "mpi")]
-fn launched_by_mpi() -> bool {
+pub(crate) fn launched_by_mpi() -> bool {
     ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"]
         .iter()
         .any(|v| std::env::var_os(v).is_some())
@@ -149,6 +149,7 @@ fn run_mpi(
     start: Instant,
 ) -> anyhow::Result<ExitCode> {
     use oware_solver::distributed::{Comm, MpiComm};
+    use oware_solver::GenerateError;
     let comm = MpiComm::init().context("cannot initialise MPI (funneled threading)")?;
     let mut builder = rayon::ThreadPoolBuilder::new();
     if let Some(t) = args.threads {
@@ -191,10 +192,11 @@ fn run_mpi(
             comm.abort(1)
         }
     };
-    if comm.rank() == 0 {
+    let peaks = crate::commands::progress::rank_peaks(&comm);
+    if let Some(peaks) = peaks {
         finish(args, opts, &observer, &reports, start);
         if !args.quiet {
-            eprintln!("({} MPI ranks)", comm.size());
+            eprintln!("{peaks}");
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -309,3 +309,22 @@ mod tests {
         assert_eq!(rate(2.5e9), "2.50 G/s");
     }
 }
+
+/// Every rank's peak resident memory ([`peak_memory`]) on rank 0, as one line: `(R MPI
+/// ranks; peak memory per rank: a, b, …)`; `None` on the other ranks. A collective.
+pub fn rank_peaks(comm: &dyn oware_solver::distributed::Comm) -> Option<String> {
+    let mine = peak_memory().unwrap_or(0).to_le_bytes();
+    let parts = comm.gather_bytes(&mine)?;
+    let peaks: Vec<String> = parts
+        .iter()
+        .map(|p| {
+            let b = u64::from_le_bytes(p.as_slice().try_into().unwrap_or_default());
+            format!("{:.1} MB", b as f64 / 1e6)
+        })
+        .collect();
+    Some(format!(
+        "({} MPI ranks; peak memory per rank: {})",
+        comm.size(),
+        peaks.join(", ")
+    ))
+}

@@ -124,6 +124,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         // It writes tables: an interrupt leaves complete tiers only, as `generate`'s does.
         crate::signals::clean_up_on_signals();
     }
+    #[cfg(feature = "mpi")]
+    if args.deep && !args.start && crate::commands::generate::launched_by_mpi() {
+        // MPI is called from the main thread only: no `install` onto a pool thread.
+        return deep::run_mpi(&args);
+    }
     pool(args.threads)?.install(|| {
         if args.start {
             start::run(&args)

@@ -7,8 +7,9 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use oware_db::{tier_size, IndexKind, Manifest, Rules, TierCheck};
+use oware_solver::distributed::{Comm, LocalComm};
 use oware_solver::{
-    verify_deep_with, CheckObserver, DeepReport, Mismatch, MismatchKind, Phase, Progress,
+    verify_deep_over, CheckObserver, DeepReport, Mismatch, MismatchKind, Phase, Progress,
     TierVerdict, VerifyObserver, VerifyOptions, VerifyReport,
 };
 use serde_json::{json, Value};
@@ -204,12 +205,14 @@ impl VerifyObserver for View<'_> {
     }
 }
 
-/// Deep-verifies tiers `range` of `dir` under `rules` ([`verify_deep_with`]), showing its
-/// progress on `bars` and printing one line per tier on stdout (if `print`).
+/// Deep-verifies tiers `range` of `dir` under `rules` ([`verify_deep_over`] on the ranks of
+/// `comm`, [`oware_solver::verify_deep_with`] on one), showing its progress on `bars` and
+/// printing one line per tier on stdout (if `print`).
 ///
 /// # Errors
 /// The manifest cannot be read, or the verification does not fit in the memory available.
 pub(super) fn verify_deep(
+    comm: &dyn Comm,
     dir: &Path,
     rules: &Rules,
     range: RangeInclusive<u8>,
@@ -228,7 +231,7 @@ pub(super) fn verify_deep(
         exchange_batch: None,
     };
     let view = View { bars, print, range };
-    let report: DeepReport = verify_deep_with(&opts, &view)?;
+    let report: DeepReport = verify_deep_over(comm, &opts, &view)?;
     if !report.started() {
         for v in &report.verdicts {
             if let TierVerdict::CheckFailed(c) = v {
@@ -265,6 +268,41 @@ pub(super) fn verify_deep(
 /// The directory or manifest cannot be read, the rules differ from the tables', or the
 /// verification does not fit in memory.
 pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    run_with(&LocalComm, args)
+}
+
+/// `oware verify --deep` as one rank of an MPI job: every rank re-proves its share of each
+/// tier; rank 0 shows the progress and prints the report. An error ends the whole job.
+#[cfg(feature = "mpi")]
+pub(super) fn run_mpi(args: &Args) -> anyhow::Result<ExitCode> {
+    use anyhow::Context;
+    use oware_solver::distributed::MpiComm;
+    let comm = MpiComm::init().context("cannot initialise MPI (funneled threading)")?;
+    let mut builder = rayon::ThreadPoolBuilder::new();
+    if let Some(t) = args.threads {
+        builder = builder.num_threads(t.max(1));
+    }
+    builder
+        .build_global()
+        .context("cannot start worker threads")?;
+    match run_with(&comm, args) {
+        Ok(code) => {
+            let peaks = crate::commands::progress::rank_peaks(&comm);
+            if let Some(peaks) = peaks.filter(|_| !args.quiet && !args.json) {
+                eprintln!("{peaks}");
+            }
+            Ok(code)
+        }
+        Err(e) => {
+            eprintln!("error: rank {}: {e:#}", comm.rank());
+            comm.abort(1)
+        }
+    }
+}
+
+/// `oware verify --deep` on the ranks of `comm`: only rank 0 prints.
+fn run_with(comm: &dyn Comm, args: &Args) -> anyhow::Result<ExitCode> {
+    let root = comm.rank() == 0;
     let dir = &args.dir;
     let manifest = Manifest::load(dir)?;
     let rules = resolve_rules(dir, manifest.as_ref(), args.rules)?;
@@ -281,7 +319,29 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let total: u64 = (0..=*range.end())
         .map(|n| tier_size(n, IndexKind::Reachable))
         .sum();
-    let bars = Bars::new(args.quiet || args.json, total, "all tiers", verify_phase);
+    let bars = Bars::new(args.quiet || args.json || !root, total, "all tiers", verify_phase);
+    let r = if root {
+        run_report(comm, args, dir, &rules, range, &bars)?
+    } else {
+        verify_deep(comm, dir, &rules, range, args.again, &bars, false)?
+    };
+    bars.finish();
+    Ok(if r.ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// Verifies and prints the report (rank 0).
+fn run_report(
+    comm: &dyn Comm,
+    args: &Args,
+    dir: &Path,
+    rules: &Rules,
+    range: RangeInclusive<u8>,
+    bars: &Bars,
+) -> anyhow::Result<DeepResult> {
     if !args.json {
         println!(
             "directory {}, rules {rules}, deep verification of tiers {}..={}",
@@ -290,7 +350,7 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             range.end()
         );
     }
-    let r = verify_deep(dir, &rules, range.clone(), args.again, &bars, !args.json)?;
+    let r = verify_deep(comm, dir, rules, range.clone(), args.again, bars, !args.json)?;
     bars.finish();
     if args.json {
         let v = json!({
@@ -321,9 +381,5 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             range.end()
         );
     }
-    Ok(if r.ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    Ok(r)
 }

@@ -184,7 +184,15 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if args.deep || args.generate {
         let total: u64 = (0..=n).map(size).sum();
         let bars = Bars::new(quiet, total, "verify", verify_phase);
-        let r = verify_deep(dir, &rules, 0..=n, args.again, &bars, !args.json)?;
+        let r = verify_deep(
+            &oware_solver::distributed::LocalComm,
+            dir,
+            &rules,
+            0..=n,
+            args.again,
+            &bars,
+            !args.json,
+        )?;
         bars.finish();
         if !r.ok {
             println!(

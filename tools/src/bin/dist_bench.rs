@@ -7,9 +7,12 @@
 //!
 //! Solves tiers `0..=max` with [`oware_solver::solve_tier`] (tiers already in `--cache` as
 //! `tier-NN.raw` are read instead); for each tier from `--from` on, also solves it on every
-//! count of simulated ranks of `--ranks` (threads sharing the machine's rayon pool), checks
-//! that the bytes are identical and prints one line per run: seconds, rate, rounds, bytes
-//! exchanged per position, cell bytes per rank.
+//! count of simulated ranks of `--ranks` (threads sharing the machine's rayon pool), each
+//! holding only its share of the lower tiers (captures asked of their owners, as under MPI),
+//! checks that the bytes are identical and prints one line per run: seconds, rate,
+//! propagation rounds, bytes exchanged per position for propagation and for the capture
+//! look-ups, the largest rank's cells and share of the lower tiers, rank 0's split of the
+//! time, updates and look-ups per position.
 
 use std::error::Error;
 use std::path::PathBuf;
@@ -17,7 +20,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use oware_db::{tier_size, IndexKind, Rules};
-use oware_solver::distributed::{gather_scores, solve_tier_local, PartitionConfig, ThreadComm};
+use oware_solver::distributed::{
+    gather_scores, solve_tier_local, Comm, LowerShare, PartitionConfig, ThreadComm,
+};
 use oware_solver::{solve_tier, LowerTiers, NoProgress};
 
 fn main() -> Result<(), Box<dyn Error>> {
@@ -49,7 +54,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     if let Some(dir) = &cache {
         std::fs::create_dir_all(dir)?;
     }
-    println!("tier positions run seconds Mpos/s rounds bytes/pos cells-MB/rank init/prop/comm-s(rank0) updates/pos");
+    println!("tier positions run seconds Mpos/s rounds prop-bytes/pos lookup-bytes/pos cells-MB/rank share-MB/rank init/prop/comm/lookup-comm-s(rank0) updates/pos lookups/pos");
     let mut lower = LowerTiers::new();
     for n in 0..=max {
         let positions = tier_size(n, IndexKind::Reachable);
@@ -82,35 +87,40 @@ fn main() -> Result<(), Box<dyn Error>> {
             for &r in &ranks {
                 let t = Instant::now();
                 let out = ThreadComm::run(r, |comm| {
+                    let share = LowerShare::from_whole(&lower, comm.rank(), comm.size());
                     let (local, stats) = solve_tier_local(
                         comm,
                         &rules,
                         n,
-                        &lower,
+                        &share,
                         &NoProgress,
                         &PartitionConfig::default(),
                     )
                     .expect("tier allocates");
-                    (gather_scores(comm, &local), stats)
+                    (gather_scores(comm, &local), stats, share.bytes())
                 });
                 let secs = t.elapsed().as_secs_f64();
                 let same = out[0].0.as_ref() == Some(&reference);
-                let bytes: u64 = out.iter().map(|(_, s)| s.bytes_sent).sum();
-                let updates: u64 = out
-                    .iter()
-                    .map(|(_, s)| s.updates_local + s.updates_remote)
-                    .sum();
-                let state = out.iter().map(|(_, s)| s.cell_bytes).max().unwrap_or(0);
+                let per = |f: &dyn Fn(&oware_solver::distributed::PartitionStats) -> u64| {
+                    out.iter().map(|(_, s, _)| f(s)).sum::<u64>() as f64 / positions as f64
+                };
+                let state = out.iter().map(|(_, s, _)| s.cell_bytes).max().unwrap_or(0);
+                let shares = out.iter().map(|(_, _, b)| *b).max().unwrap_or(0);
+                let s0 = &out[0].1;
                 println!(
-                    "{n} {positions} {r}-ranks {secs:.2} {:.2} {} {:.2} {:.1} {:.1}/{:.1}/{:.1} {:.2}{}",
+                    "{n} {positions} {r}-ranks {secs:.2} {:.2} {} {:.2} {:.2} {:.1} {:.1} {:.1}/{:.1}/{:.1}/{:.1} {:.2} {:.2}{}",
                     positions as f64 / secs / 1e6,
-                    out[0].1.rounds,
-                    bytes as f64 / positions as f64,
+                    s0.rounds,
+                    per(&|s| s.bytes_sent),
+                    per(&|s| s.lookup_bytes_sent),
                     state as f64 / 1e6,
-                    out[0].1.init_seconds,
-                    out[0].1.propagate_seconds,
-                    out[0].1.comm_seconds,
-                    updates as f64 / positions as f64,
+                    shares as f64 / 1e6,
+                    s0.init_seconds,
+                    s0.propagate_seconds,
+                    s0.comm_seconds,
+                    s0.lookup_comm_seconds,
+                    per(&|s| s.updates_local + s.updates_remote),
+                    per(&|s| s.lookups_local + s.lookups_remote),
                     if same { "" } else { " DIFFERENT" }
                 );
                 if !same {
