@@ -765,10 +765,10 @@ fn generate_ranks(
 }
 
 /// The most updates or look-ups a rank sends per exchange for a tier of `positions`
-/// positions over `ranks` ranks: `batch`, but at most a 64th of a rank's positions (and not
-/// under 2^16), so that the buffers of a small tier stay small beside its cells.
+/// positions over `ranks` ranks: `batch`, but at most a 256th of a rank's positions (and not
+/// under 2^12), so that the buffers of a small tier stay small beside its cells.
 pub(crate) fn tier_batch(batch: usize, positions: u64, ranks: usize) -> usize {
-    let cap = (positions / ranks.max(1) as u64 / 64).max(1 << 16);
+    let cap = (positions / ranks.max(1) as u64 / 256).max(1 << 12);
     batch.min(usize::try_from(cap).unwrap_or(usize::MAX))
 }
 

@@ -139,7 +139,7 @@ fn a_share_too_large_is_refused_with_the_figures() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("t");
     let opts = GenerateOptions {
-        memory_limit: Some(6 << 20),
+        memory_limit: Some(3 << 20),
         ..options(&dir, "abapa", 14)
     };
     let results = ThreadComm::run(2, |c| generate_with(c, &opts, &Silent).map(|_| ()));

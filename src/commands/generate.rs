@@ -61,7 +61,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         memory_limit: None,
         compression,
         slice_bytes: slice_bytes_from_env()?,
-        exchange_batch: None,
+        exchange_batch: exchange_batch_from_env()?,
     };
     let start = Instant::now();
     #[cfg(feature = "mpi")]
@@ -91,6 +91,21 @@ pub(crate) fn slice_bytes_from_env() -> anyhow::Result<Option<u64>> {
         Ok(v) => match v.trim().parse::<u64>() {
             Ok(b) => Ok(Some(b)),
             Err(_) => bail!("OWARE_SLICE_BYTES={v}: not a number of bytes"),
+        },
+        Err(_) => Ok(None),
+    }
+}
+
+/// `OWARE_EXCHANGE_BATCH`, if set: the most updates or look-ups a rank sends per exchange
+/// under MPI (a tuning and measuring aid).
+///
+/// # Errors
+/// The variable is not a positive number.
+pub(crate) fn exchange_batch_from_env() -> anyhow::Result<Option<usize>> {
+    match std::env::var("OWARE_EXCHANGE_BATCH") {
+        Ok(v) => match v.trim().parse::<usize>() {
+            Ok(b) if b > 0 => Ok(Some(b)),
+            _ => bail!("OWARE_EXCHANGE_BATCH={v}: not a positive number of words"),
         },
         Err(_) => Ok(None),
     }

@@ -295,21 +295,7 @@ fn rate(per_sec: f64) -> String {
     format!("{v:.decimals$}{unit}/s")
 }
 
-#[cfg(test)]
-mod tests {
-    use super::rate;
-
-    #[test]
-    fn rates_have_three_significant_digits() {
-        assert_eq!(rate(0.0), "0/s");
-        assert_eq!(rate(812.4), "812/s");
-        assert_eq!(rate(45_321.0), "45.3 K/s");
-        assert_eq!(rate(6_123_456.0), "6.12 M/s");
-        assert_eq!(rate(123_456_789.0), "123 M/s");
-        assert_eq!(rate(2.5e9), "2.50 G/s");
-    }
-}
-
+#[cfg(feature = "mpi")]
 /// Every rank's peak resident memory ([`peak_memory`]) on rank 0, as one line: `(R MPI
 /// ranks; peak memory per rank: a, b, …)`; `None` on the other ranks. A collective.
 pub fn rank_peaks(comm: &dyn oware_solver::distributed::Comm) -> Option<String> {
@@ -327,4 +313,19 @@ pub fn rank_peaks(comm: &dyn oware_solver::distributed::Comm) -> Option<String> 
         comm.size(),
         peaks.join(", ")
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rate;
+
+    #[test]
+    fn rates_have_three_significant_digits() {
+        assert_eq!(rate(0.0), "0/s");
+        assert_eq!(rate(812.4), "812/s");
+        assert_eq!(rate(45_321.0), "45.3 K/s");
+        assert_eq!(rate(6_123_456.0), "6.12 M/s");
+        assert_eq!(rate(123_456_789.0), "123 M/s");
+        assert_eq!(rate(2.5e9), "2.50 G/s");
+    }
 }

@@ -270,14 +270,21 @@ fn exchange_asks(
             .map(|(_, b)| b.len() as u64 * 8)
             .sum()
     };
+    let asked_of: Vec<usize> = outgoing.iter().map(Vec::len).collect();
+    let mut outgoing = outgoing;
     for s in 0..subrounds as usize {
-        let out: Vec<Vec<u64>> = outgoing
-            .iter()
-            .map(|b| {
-                let lo = (s * per_dest).min(b.len());
-                b[lo..(lo + per_dest).min(b.len())].to_vec()
-            })
-            .collect();
+        // One sub-round sends the look-ups themselves, dropped once sent.
+        let out: Vec<Vec<u64>> = if subrounds == 1 {
+            std::mem::take(&mut outgoing)
+        } else {
+            outgoing
+                .iter()
+                .map(|b| {
+                    let lo = (s * per_dest).min(b.len());
+                    b[lo..(lo + per_dest).min(b.len())].to_vec()
+                })
+                .collect()
+        };
         stats.bytes_sent += remote_words(&out);
         let t = Instant::now();
         let asked = comm.exchange(out);
@@ -299,14 +306,8 @@ fn exchange_asks(
             acc.extend(unpack_bytes(words));
         }
     }
-    for (d, (a, b)) in answers.iter().zip(&outgoing).enumerate() {
-        assert_eq!(
-            a.len(),
-            b.len(),
-            "rank {d} answered {} of {} look-ups",
-            a.len(),
-            b.len()
-        );
+    for (d, (a, &b)) in answers.iter().zip(&asked_of).enumerate() {
+        assert_eq!(a.len(), b, "rank {d} answered {} of {b} look-ups", a.len());
     }
     answers
 }

@@ -228,7 +228,7 @@ pub(super) fn verify_deep(
         memory_limit: None,
         slice_bytes: crate::commands::generate::slice_bytes_from_env()?,
         again,
-        exchange_batch: None,
+        exchange_batch: crate::commands::generate::exchange_batch_from_env()?,
     };
     let view = View { bars, print, range };
     let report: DeepReport = verify_deep_over(comm, &opts, &view)?;
@@ -319,7 +319,12 @@ fn run_with(comm: &dyn Comm, args: &Args) -> anyhow::Result<ExitCode> {
     let total: u64 = (0..=*range.end())
         .map(|n| tier_size(n, IndexKind::Reachable))
         .sum();
-    let bars = Bars::new(args.quiet || args.json || !root, total, "all tiers", verify_phase);
+    let bars = Bars::new(
+        args.quiet || args.json || !root,
+        total,
+        "all tiers",
+        verify_phase,
+    );
     let r = if root {
         run_report(comm, args, dir, &rules, range, &bars)?
     } else {
@@ -350,7 +355,15 @@ fn run_report(
             range.end()
         );
     }
-    let r = verify_deep(comm, dir, rules, range.clone(), args.again, bars, !args.json)?;
+    let r = verify_deep(
+        comm,
+        dir,
+        rules,
+        range.clone(),
+        args.again,
+        bars,
+        !args.json,
+    )?;
     bars.finish();
     if args.json {
         let v = json!({
