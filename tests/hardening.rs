@@ -373,3 +373,27 @@ fn every_command_defaults_to_the_tables_rules() {
         );
     }
 }
+
+#[test]
+fn an_mpi_job_without_mpi_is_refused_before_writing() {
+    // Each process of such a job would run alone over the same directory.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("t");
+    let d = dir.to_str().unwrap();
+    for args in [
+        &["generate", "--max-seeds", "3", "--dir", d][..],
+        &["verify", "--deep", "--dir", d][..],
+    ] {
+        let o = support::oware()
+            .args(args)
+            .env("OMPI_COMM_WORLD_SIZE", "4")
+            .output()
+            .unwrap();
+        let line = one_error(&o, 1);
+        assert!(
+            line.contains("built without MPI") && line.contains("--features mpi"),
+            "{line}"
+        );
+    }
+    assert!(!dir.exists());
+}

@@ -42,6 +42,7 @@ pub struct Args {
 
 /// Runs `oware generate`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    refuse_mpi_job_without_mpi()?;
     // Before any thread starts: an interrupt removes the run's temporaries.
     crate::signals::clean_up_on_signals();
     let total: u64 = (0..=args.max_seeds)
@@ -144,6 +145,30 @@ fn resolve_compression(
         (Some((_, f)), None) => Ok(f),
         (_, a) => Ok(a.unwrap_or_default()),
     }
+}
+
+/// The number of processes of the MPI job that started this one, as its launcher tells
+/// (Open MPI, MPICH or a PMIx launcher), if any.
+fn mpi_job_size() -> Option<u64> {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.trim().parse().ok())
+}
+
+/// Refuses to run as one of several processes of an MPI job in a binary built without the
+/// cargo feature `mpi`: each would run alone, over the same directory.
+///
+/// # Errors
+/// This binary lacks MPI and was started as one of several processes by `mpirun`.
+pub(crate) fn refuse_mpi_job_without_mpi() -> anyhow::Result<()> {
+    if cfg!(not(feature = "mpi")) && mpi_job_size().is_some_and(|n| n > 1) {
+        bail!(
+            "started by mpirun as one of {} processes, but this oware was built without MPI: \
+             build it with `cargo build --release --features mpi`",
+            mpi_job_size().unwrap_or(0)
+        );
+    }
+    Ok(())
 }
 
 /// Whether this process was started by `mpirun` (Open MPI, MPICH or a PMIx launcher).

@@ -120,6 +120,7 @@ fn tier_ranges(tiers: &[u8]) -> String {
 /// threads cannot start, or (deep, start) the verification does not fit in memory.
 /// Failed checks are not errors: they are reported and the exit status is 1.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    crate::commands::generate::refuse_mpi_job_without_mpi()?;
     if args.start && args.generate {
         // It writes tables: an interrupt leaves complete tiers only, as `generate`'s does.
         crate::signals::clean_up_on_signals();
