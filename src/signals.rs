@@ -29,7 +29,10 @@ pub fn clean_up_on_signals() {
         // SAFETY: `set` is a valid initialised signal set, `sig` a place to write to.
         if unsafe { libc::sigwait(&set, &mut sig) } == 0 {
             oware_solver::remove_held_temporaries();
-            eprintln!("\ninterrupted (signal {sig}); only complete tiers are kept");
+            // Best effort: a stderr that fails (a closed terminal, a full disk) must not stop
+            // the exit, since the directory's lock is held until the process ends.
+            let msg = format!("\ninterrupted (signal {sig}); only complete tiers are kept\n");
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), msg.as_bytes());
             std::process::exit(128 + sig);
         }
     };

@@ -193,6 +193,12 @@ pub trait VerifyObserver: Progress + CheckObserver {
 /// Records in the manifest of `dir` (whose lock the caller holds) that tier `n` was
 /// re-proved with checksum `checksum`.
 fn record(dir: &Path, n: u8, checksum: &str) -> Result<(), VerifyError> {
+    // The manifest's temporary, out of an interrupt's cleanup's way; nothing is recorded
+    // once interrupted.
+    let _writing = crate::lock::writing();
+    if crate::lock::interrupted() {
+        return Ok(());
+    }
     let Some(mut m) = Manifest::load(dir)? else {
         return Ok(());
     };
