@@ -2,8 +2,9 @@
 //! ([`LowerShare`]): the captures of a batch of positions become look-ups sent to the owners
 //! of their children, answered with one byte each.
 //!
-//! Every rank walks its positions in batches of the same size, and all ranks run as many
-//! batches as the largest needs (a rank done early still answers). A batch:
+//! Every rank walks its positions in rounds of about the same number of look-ups, and the
+//! rounds go on while any rank has positions left (a rank done early still answers). A
+//! round:
 //!
 //! 1. generates the moves of its positions (rayon, a chunk of positions per task): the
 //!    game ends fold into each position's exit at once, every capture becomes a look-up word
@@ -54,10 +55,26 @@ struct ChunkWork {
 pub(crate) struct Layout {
     /// Positions per rayon task (at most 2^16: far exits are kept per chunk).
     pub chunk: usize,
-    /// Positions per batch (a multiple of `chunk`).
+    /// The most positions a round takes (about: whole groups of chunks).
     pub batch: usize,
+    /// The look-ups after which a round takes no more chunks.
+    pub budget: usize,
     /// The most look-up words sent to one rank in one exchange.
     pub per_dest: usize,
+}
+
+impl Layout {
+    /// The layout for exchanges of at most `batch` words over `ranks` ranks: rounds of about
+    /// `batch / 4` look-ups, and of at most `4 · batch` positions.
+    pub fn new(chunk: usize, batch: usize, ranks: usize) -> Self {
+        let batch = batch.max(1);
+        Layout {
+            chunk,
+            batch: (4 * batch).next_multiple_of(chunk),
+            budget: (batch / 4).max(1),
+            per_dest: (batch / ranks.max(1)).max(1),
+        }
+    }
 }
 
 /// The look-ups of one chunk, by owner, and the owner of each in the order they were made.
@@ -120,19 +137,32 @@ pub(crate) fn lookup_pass<W: Send>(
     stats: &mut LookupStats,
 ) {
     let ranks = comm.size();
-    let Layout { chunk, batch, .. } = layout;
-    debug_assert!(batch % chunk == 0);
-    let t = Instant::now();
-    let rounds = comm.all_reduce_max(len.div_ceil(batch) as u64);
-    stats.comm_seconds += t.elapsed().as_secs_f64();
-    for b in 0..rounds as usize {
-        let lo = (b * batch).min(len);
-        let hi = ((b + 1) * batch).min(len);
-        let ranges: Vec<std::ops::Range<usize>> = (lo..hi)
-            .step_by(chunk)
-            .map(|s| s..(s + chunk).min(hi))
-            .collect();
-        let mut works: Vec<(W, Asks)> = ranges.par_iter().map(|r| ask(r.clone())).collect();
+    let chunks: Vec<std::ops::Range<usize>> = (0..len)
+        .step_by(layout.chunk)
+        .map(|s| s..(s + layout.chunk).min(len))
+        .collect();
+    // Chunks are asked a group at a time, so that a round stops near its budget.
+    let group = (2 * rayon::current_num_threads()).max(1);
+    let mut next = 0;
+    loop {
+        // This round's chunks: groups until the look-ups reach the budget or the positions
+        // the batch (a round of a level's start, where few positions ask, spans many chunks).
+        let mut works: Vec<(W, Asks)> = Vec::new();
+        let mut ranges: Vec<std::ops::Range<usize>> = Vec::new();
+        let (mut asked, mut positions) = (0usize, 0usize);
+        while next < chunks.len() && asked < layout.budget && positions < layout.batch {
+            let end = (next + group).min(chunks.len());
+            let got: Vec<(W, Asks)> = chunks[next..end]
+                .par_iter()
+                .map(|r| ask(r.clone()))
+                .collect();
+            asked += got.iter().map(|(_, a)| a.owners.len()).sum::<usize>();
+            positions += chunks[next..end].iter().map(|r| r.len()).sum::<usize>();
+            works.extend(got);
+            ranges.extend(chunks[next..end].iter().cloned());
+            next = end;
+        }
+        let busy = !ranges.is_empty() || next < chunks.len();
         // The chunks' look-ups, concatenated per owner; `offsets[c][d]`: where chunk `c`'s
         // look-ups to rank `d` begin.
         let mut outgoing: Vec<Vec<u64>> = (0..ranks)
@@ -152,7 +182,10 @@ pub(crate) fn lookup_pass<W: Send>(
                     .collect()
             })
             .collect();
-        let answers = exchange_asks(comm, outgoing, layout.per_dest, answer, stats);
+        let Some(answers) = exchange_asks(comm, outgoing, layout.per_dest, answer, stats, busy)
+        else {
+            break;
+        };
         works
             .into_par_iter()
             .zip(ranges)
@@ -239,14 +272,16 @@ pub(crate) fn first_cells_shared(
 
 /// Sends `outgoing[d]` to rank `d` and returns its answers in the same order, in sub-rounds
 /// of at most `per_dest` words per destination; answers (with `answer`) what the other ranks
-/// ask meanwhile. A collective.
+/// ask meanwhile. `busy`: this rank has positions in this round or after it. Returns `None`,
+/// exchanging nothing, when no rank is busy. A collective.
 fn exchange_asks(
     comm: &dyn Comm,
     outgoing: Vec<Vec<u64>>,
     per_dest: usize,
     answer: &(dyn Fn(u64) -> u8 + Sync),
     stats: &mut LookupStats,
-) -> Vec<Vec<u8>> {
+    busy: bool,
+) -> Option<Vec<Vec<u8>>> {
     let me = comm.rank();
     for (d, b) in outgoing.iter().enumerate() {
         if d == me {
@@ -257,8 +292,15 @@ fn exchange_asks(
     }
     let longest = outgoing.iter().map(Vec::len).max().unwrap_or(0);
     let t = Instant::now();
-    let subrounds = comm.all_reduce_max(longest.div_ceil(per_dest) as u64);
+    // One reduction: the sub-rounds the largest bucket needs, and whether any rank is busy
+    // (zero: none is, and nothing is asked).
+    let need = (longest.div_ceil(per_dest) as u64) << 1 | u64::from(busy);
+    let reduced = comm.all_reduce_max(need);
     stats.comm_seconds += t.elapsed().as_secs_f64();
+    if reduced == 0 {
+        return None;
+    }
+    let subrounds = reduced >> 1;
     let mut answers: Vec<Vec<u8>> = outgoing
         .iter()
         .map(|b| Vec::with_capacity(b.len()))
@@ -309,5 +351,5 @@ fn exchange_asks(
     for (d, (a, &b)) in answers.iter().zip(&asked_of).enumerate() {
         assert_eq!(a.len(), b, "rank {d} answered {} of {b} look-ups", a.len());
     }
-    answers
+    Some(answers)
 }

@@ -422,11 +422,7 @@ pub fn solve_tier_local<'a>(
             })
             .collect(),
         RankLower::Shared(share) => {
-            let layout = Layout {
-                chunk: CHUNK,
-                batch: (config.batch / 4).max(1).next_multiple_of(CHUNK),
-                per_dest: (config.batch / ranks).max(1),
-            };
+            let layout = Layout::new(CHUNK, config.batch, ranks);
             let mut lookups = LookupStats::default();
             let far = first_cells_shared(
                 comm,

@@ -211,11 +211,7 @@ pub fn verify_tier_local(
         failed: &failed,
         levels: &levels,
     };
-    let layout = Layout {
-        chunk: CHUNK,
-        batch: (config.batch / 4).max(1).next_multiple_of(CHUNK),
-        per_dest: (config.batch / ranks).max(1),
-    };
+    let layout = Layout::new(CHUNK, config.batch, ranks);
     let mut stats = LookupStats::default();
     let chunks: Vec<std::ops::Range<usize>> = (0..len)
         .step_by(CHUNK)
