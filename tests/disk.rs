@@ -86,3 +86,36 @@ fn a_tier_refused_for_memory_leaves_complete_tiers_only() {
     assert_eq!(leftovers(tmp.path()), Vec::<String>::new());
     ok(&["verify", "--dir", d, "-q"]);
 }
+
+#[cfg(unix)]
+#[test]
+fn recompress_refuses_a_tier_that_does_not_fit() {
+    let Some(fs) = Tmpfs::mount("1m") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    let s = src.to_str().unwrap();
+    ok(&["generate", "--quiet", "--dir", s, "--max-seeds", "11"]);
+    let d = fs.dir.path().join("t");
+    let ds = d.to_str().unwrap();
+    let out = run(&[
+        "recompress",
+        "--dir",
+        s,
+        "--out",
+        ds,
+        "--compression",
+        "zstd",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    // Tier 11 (701064 positions) may take up to 0.72 MiB; the smaller ones were written.
+    assert!(
+        err.starts_with("error: tier 1")
+            && err.contains(&format!("of disk in {ds}, "))
+            && err.contains(" free; nothing was written for it"),
+        "{err}"
+    );
+    assert_eq!(leftovers(&d), Vec::<String>::new());
+}
