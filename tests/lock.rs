@@ -5,33 +5,10 @@
 
 mod support;
 
-use std::fs::{File, OpenOptions};
-use std::io::Write;
-use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use support::{ok, run, text};
-
-/// Takes the lock of `dir` as a writer does: an exclusive `flock` on `dir/.lock`, which
-/// holds the holder's process id.
-fn hold_lock(dir: &Path) -> File {
-    std::fs::create_dir_all(dir).unwrap();
-    let mut f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(dir.join(".lock"))
-        .unwrap();
-    use std::os::unix::io::AsRawFd;
-    // SAFETY: `flock` on a file descriptor `f` owns and keeps open.
-    let locked = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-    assert_eq!(locked, 0, "flock");
-    f.set_len(0).unwrap();
-    writeln!(f, "{}", std::process::id()).unwrap();
-    f
-}
+use support::{hold_lock, ok, run, text};
 
 #[test]
 fn a_second_writer_is_refused_at_once_while_the_lock_is_held() {

@@ -8,6 +8,8 @@ use std::process::Output;
 
 use oware_db::{write_table, IndexKind, Manifest, Position, Rules, Table, Tablebase, TierIndex};
 
+#[cfg(unix)]
+use support::hold_lock;
 use support::{run, text};
 
 fn stdout(o: &Output) -> String {
@@ -409,26 +411,6 @@ fn deep_verification_in_slices_reports_the_same() {
     for env in slices {
         assert_eq!(deep_rows(d, env), whole, "{env:?}");
     }
-}
-
-/// Takes the lock of `dir` as a writer does: an exclusive `flock` on `dir/.lock`, which
-/// holds the holder's process id.
-fn hold_lock(dir: &Path) -> std::fs::File {
-    use std::io::Write;
-    use std::os::unix::io::AsRawFd;
-    let mut f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(dir.join(".lock"))
-        .unwrap();
-    // SAFETY: `flock` on a file descriptor `f` owns and keeps open.
-    let locked = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-    assert_eq!(locked, 0, "flock");
-    f.set_len(0).unwrap();
-    writeln!(f, "{}", std::process::id()).unwrap();
-    f
 }
 
 /// A tier re-proved is recorded in the manifest with its checksum and not re-proved again;

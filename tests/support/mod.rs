@@ -57,3 +57,26 @@ pub fn leftovers(dir: &Path) -> Vec<String> {
         .filter(|n| !(n.ends_with(".owt") || n == "manifest.json" || n == ".lock"))
         .collect()
 }
+
+/// Takes the lock of `dir` as a writer does: an exclusive `flock` on `dir/.lock`, which
+/// holds the holder's process id. The lock lasts as long as the returned file.
+#[cfg(unix)]
+#[allow(dead_code)]
+pub fn hold_lock(dir: &Path) -> std::fs::File {
+    use std::io::Write;
+    use std::os::unix::io::AsRawFd;
+    std::fs::create_dir_all(dir).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(dir.join(".lock"))
+        .unwrap();
+    // SAFETY: `flock` on a file descriptor `f` owns and keeps open.
+    let locked = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    assert_eq!(locked, 0, "flock");
+    f.set_len(0).unwrap();
+    writeln!(f, "{}", std::process::id()).unwrap();
+    f
+}
