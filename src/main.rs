@@ -27,6 +27,8 @@ enum Command {
     Verify(commands::verify::Args),
     /// Rewrite tables with another block compression (huffman, zstd) into another directory.
     Recompress(commands::recompress::Args),
+    /// Serve the oracle: an analysis board in the browser and a JSON API over the tables.
+    Serve(commands::serve::Args),
 }
 
 fn main() -> ExitCode {
@@ -44,6 +46,7 @@ fn main() -> ExitCode {
         Command::Info(a) => commands::info::run(a),
         Command::Verify(a) => commands::verify::run(a),
         Command::Recompress(a) => commands::recompress::run(a),
+        Command::Serve(a) => commands::serve::run(a),
     };
     match result {
         Ok(code) => code,

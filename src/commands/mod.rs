@@ -3,7 +3,9 @@
 pub mod common;
 pub mod generate;
 pub mod info;
+pub mod json;
 pub mod probe;
 pub mod progress;
 pub mod recompress;
+pub mod serve;
 pub mod verify;

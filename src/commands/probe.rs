@@ -5,11 +5,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use oware_db::{GameResult, Manifest, MoveScore, Position, Rules, Tablebase};
+use oware_db::{Manifest, Position, Rules, Tablebase};
 use rayon::prelude::*;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::common::{check_captured, parse_captured, resolve_rules, Captured};
+use super::json::{category, move_json, outcome_json, probe_json};
 
 /// Arguments of `oware probe`.
 #[derive(clap::Args)]
@@ -40,11 +41,6 @@ pub struct Args {
     /// Flags may come before or after it.
     #[arg(required = true, num_args = 1..)]
     pub position: Vec<String>,
-}
-
-/// `win`, `draw` or `loss` for a score (or a final difference) from the mover's side.
-fn category(score: i32) -> &'static str {
-    GameResult::of(score).name()
 }
 
 /// Runs `oware probe`.
@@ -84,24 +80,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let mut out = io::stdout().lock();
     if args.json {
-        let mut v = json!({
-            "position": p.to_string(),
-            "rules": rules.to_string(),
-            "seeds": p.seeds(),
-            "score": score,
-            "category": category(score.into()),
-            "moves": moves.iter().map(move_json).collect::<Vec<_>>(),
-        });
+        let mut v = probe_json(&p, &rules, score, &moves);
         if let Some(line) = &line {
             v["line"] = line.iter().map(move_json).collect();
         }
-        if let Some(o) = outcome {
-            v["outcome"] = json!({
-                "category": o.result.name(),
-                "difference": o.difference,
-                "mover_total": o.mover_total,
-                "opponent_total": o.opponent_total,
-            });
+        if let Some(o) = &outcome {
+            v["outcome"] = outcome_json(o);
         }
         writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
         return Ok(ExitCode::SUCCESS);
@@ -159,16 +143,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         )?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn move_json(m: &MoveScore) -> Value {
-    json!({
-        "house": m.house,
-        "captures": m.captured,
-        "score": m.score,
-        "category": category(m.score.into()),
-        "position": m.child.map(|c| c.to_string()),
-    })
 }
 
 /// Lines probed per parallel batch.

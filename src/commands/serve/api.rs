@@ -1,0 +1,325 @@
+//! The JSON API of `oware serve` (`/api/v1/probe`, `/api/v1/line`, `/api/v1/info`) and the
+//! router that also serves the page.
+//!
+//! Every answer is JSON; an error is `{ "error": "..." }` with 400 for bad input (a malformed
+//! position, unknown or repeated parameters, a query over [`MAX_QUERY`] bytes), 404 for a
+//! missing tier (with the position's legal moves and the command that generates the tier), and
+//! 500 only for a damaged table (the message names the file).
+
+use std::sync::Arc;
+
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
+use axum::http::{StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use oware_db::{Error, Outcome, Position, Rules, Tablebase, MAX_SEEDS};
+use serde_json::{json, Value};
+
+use super::page;
+use crate::commands::common::{check_captured, parse_captured};
+use crate::commands::json::{category, move_json, outcome_json, probe_json};
+
+/// The longest query string accepted, in bytes.
+pub const MAX_QUERY: usize = 1024;
+
+/// The longest line `/api/v1/line` gives, in plies.
+pub const MAX_PLIES: usize = 1000;
+
+/// The tables a server answers from.
+pub struct Oracle {
+    tb: Tablebase,
+}
+
+impl Oracle {
+    /// An oracle over an opened directory of tables.
+    pub fn new(tb: Tablebase) -> Self {
+        Oracle { tb }
+    }
+
+    /// The rules of the tables.
+    pub fn rules(&self) -> &Rules {
+        self.tb.rules()
+    }
+
+    /// The tiers whose table is in the directory now.
+    pub fn tiers(&self) -> Vec<u8> {
+        (0..=MAX_SEEDS)
+            .filter(|&n| self.tb.tier_path(n).is_file())
+            .collect()
+    }
+
+    /// The command that generates the tiers up to `n` into this directory.
+    fn generate_command(&self, n: u8) -> String {
+        format!(
+            "oware generate --dir {} --rules {} --max-seeds {n}",
+            self.tb.dir().display(),
+            self.tb.rules()
+        )
+    }
+}
+
+/// `tiers 0..=12`, `tiers 0..=10, 14`, or `no tiers`, for a list of tiers.
+pub fn tiers_text(tiers: &[u8]) -> String {
+    if tiers.is_empty() {
+        return "no tiers".into();
+    }
+    let mut parts = Vec::new();
+    let mut k = 0;
+    while k < tiers.len() {
+        let mut j = k;
+        while j + 1 < tiers.len() && tiers[j + 1] == tiers[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j == k {
+            tiers[k].to_string()
+        } else {
+            format!("{}..={}", tiers[k], tiers[j])
+        });
+        k = j + 1;
+    }
+    format!("tiers {}", parts.join(", "))
+}
+
+/// The router: the page at `/`, its script and style, and the API under `/api/v1/`.
+pub fn router(oracle: Arc<Oracle>) -> Router {
+    Router::new()
+        .route("/", get(page::index))
+        .route("/app.js", get(page::script))
+        .route("/style.css", get(page::style))
+        .route("/api/v1/probe", get(probe))
+        .route("/api/v1/line", get(line))
+        .route("/api/v1/info", get(info))
+        .fallback(not_found)
+        .with_state(oracle)
+}
+
+/// An error answer: a status and `{ "error": message, ...extra }`.
+struct ApiError {
+    status: StatusCode,
+    message: String,
+    extra: Value,
+}
+
+impl ApiError {
+    fn bad(message: impl Into<String>) -> Self {
+        ApiError {
+            status: StatusCode::BAD_REQUEST,
+            message: message.into(),
+            extra: Value::Null,
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut body = match self.extra {
+            Value::Object(m) => Value::Object(m),
+            _ => json!({}),
+        };
+        body["error"] = Value::String(self.message);
+        (self.status, Json(body)).into_response()
+    }
+}
+
+/// The error of a probe of `p`: 404 with the legal moves for a missing tier, 400 for an
+/// impossible state, 500 for everything else (a damaged or unreadable table).
+fn probe_error(o: &Oracle, p: &Position, e: Error) -> ApiError {
+    match e {
+        Error::MissingTier { tier, .. } => {
+            let need = tier.max(p.seeds());
+            let moves: Vec<Value> = p
+                .moves(o.rules())
+                .iter()
+                .map(|m| match m.outcome {
+                    Outcome::Continue { child, .. } => json!({
+                        "house": m.house,
+                        "captures": m.captured,
+                        "position": child.to_string(),
+                    }),
+                    // The rules alone give the value of a move that ends the game.
+                    Outcome::End { score } => json!({
+                        "house": m.house,
+                        "captures": m.captured,
+                        "score": score,
+                        "category": category(score.into()),
+                        "position": null,
+                    }),
+                })
+                .collect();
+            ApiError {
+                status: StatusCode::NOT_FOUND,
+                message: format!("{e}; generate it with `{}`", o.generate_command(need)),
+                extra: json!({
+                    "position": p.to_string(),
+                    "rules": o.rules().to_string(),
+                    "seeds": p.seeds(),
+                    "missing_tier": tier,
+                    "generate": o.generate_command(need),
+                    "moves": moves,
+                }),
+            }
+        }
+        Error::InvalidState(_) => ApiError::bad(e.to_string()),
+        e => ApiError {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            message: e.to_string(),
+            extra: Value::Null,
+        },
+    }
+}
+
+/// The query's parameters, each at most once and each one of `allowed`.
+fn params(
+    uri: &Uri,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    allowed: &[&str],
+) -> Result<Vec<(String, String)>, ApiError> {
+    let len = uri.query().map_or(0, str::len);
+    if len > MAX_QUERY {
+        return Err(ApiError::bad(format!(
+            "the query string is {len} bytes, over the limit of {MAX_QUERY}"
+        )));
+    }
+    let Query(pairs) = query.map_err(|e| ApiError::bad(format!("bad query string: {e}")))?;
+    for (k, (key, _)) in pairs.iter().enumerate() {
+        if !allowed.contains(&key.as_str()) {
+            return Err(ApiError::bad(format!(
+                "unknown parameter `{key}`; this endpoint takes {}",
+                allowed.join(", ")
+            )));
+        }
+        if pairs[..k].iter().any(|(other, _)| other == key) {
+            return Err(ApiError::bad(format!("parameter `{key}` is given twice")));
+        }
+    }
+    Ok(pairs)
+}
+
+fn get_param<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    pairs
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+}
+
+/// The `position` parameter, parsed.
+fn position(pairs: &[(String, String)]) -> Result<Position, ApiError> {
+    let text = get_param(pairs, "position").ok_or_else(|| {
+        ApiError::bad("missing parameter `position` (12 house counts, the mover's first)")
+    })?;
+    text.parse().map_err(|e| ApiError::bad(format!("{e}")))
+}
+
+/// `GET /api/v1/probe?position=P[&captured=A,B]`: the shape of `oware probe --json`.
+async fn probe(
+    State(o): State<Arc<Oracle>>,
+    uri: Uri,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let pairs = params(&uri, query, &["position", "captured"])?;
+    let p = position(&pairs)?;
+    let captured = match get_param(&pairs, "captured") {
+        Some(s) => {
+            let c = parse_captured(s).map_err(ApiError::bad)?;
+            check_captured(&p, c).map_err(|e| ApiError::bad(format!("{e}")))?;
+            Some(c)
+        }
+        None => None,
+    };
+    let answer = (|| {
+        let score = o.tb.score(&p)?;
+        let moves = o.tb.moves(&p)?;
+        Ok((score, moves))
+    })();
+    let (score, moves) = answer.map_err(|e| probe_error(&o, &p, e))?;
+    let mut v = probe_json(&p, o.rules(), score, &moves);
+    if let Some(c) = captured {
+        let out = oware_db::game_outcome(p.seeds().into(), c.mover, c.opponent, score);
+        v["outcome"] = outcome_json(&out);
+    }
+    Ok(Json(v))
+}
+
+/// `GET /api/v1/line?position=P[&plies=N]`: the score and a best line of up to `N` plies
+/// (default 100, at most [`MAX_PLIES`]).
+async fn line(
+    State(o): State<Arc<Oracle>>,
+    uri: Uri,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let pairs = params(&uri, query, &["position", "plies"])?;
+    let p = position(&pairs)?;
+    let plies = match get_param(&pairs, "plies") {
+        None => 100,
+        Some(s) => match s.parse::<usize>() {
+            Ok(n) if n <= MAX_PLIES && s.bytes().all(|b| b.is_ascii_digit()) => n,
+            _ => {
+                return Err(ApiError::bad(format!(
+                    "plies `{s}` is not a count in 0..={MAX_PLIES}"
+                )))
+            }
+        },
+    };
+    let answer = (|| {
+        let score = o.tb.score(&p)?;
+        let line = o.tb.best_line(&p, plies)?;
+        Ok((score, line))
+    })();
+    let (score, line) = answer.map_err(|e| probe_error(&o, &p, e))?;
+    Ok(Json(json!({
+        "position": p.to_string(),
+        "rules": o.rules().to_string(),
+        "seeds": p.seeds(),
+        "score": score,
+        "category": category(score.into()),
+        "line": line.iter().map(move_json).collect::<Vec<_>>(),
+    })))
+}
+
+/// `GET /api/v1/info`: the rules, the directory and the tiers present.
+async fn info(
+    State(o): State<Arc<Oracle>>,
+    uri: Uri,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    params(&uri, query, &[])?;
+    let tiers = o.tiers();
+    // The highest n with every tier 0..=n present.
+    let complete = tiers
+        .iter()
+        .enumerate()
+        .take_while(|&(k, &n)| usize::from(n) == k)
+        .last()
+        .map(|(_, &n)| n);
+    Ok(Json(json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "rules": o.rules().to_string(),
+        "dir": o.tb.dir().display().to_string(),
+        "tiers": tiers,
+        "complete_to": complete,
+        "summary": tiers_text(&tiers),
+    })))
+}
+
+/// Any other path: 404 as JSON.
+async fn not_found(uri: Uri) -> ApiError {
+    ApiError {
+        status: StatusCode::NOT_FOUND,
+        message: format!("no such page: {}", uri.path()),
+        extra: Value::Null,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tiers_text;
+
+    #[test]
+    fn tier_lists_read_as_ranges() {
+        assert_eq!(tiers_text(&[]), "no tiers");
+        assert_eq!(tiers_text(&[0, 1, 2]), "tiers 0..=2");
+        assert_eq!(tiers_text(&[0, 1, 2, 5, 7, 8]), "tiers 0..=2, 5, 7..=8");
+    }
+}
