@@ -223,7 +223,9 @@ async fn probe(
     let captured = match get_param(&pairs, "captured") {
         Some(s) => {
             let c = parse_captured(s).map_err(ApiError::bad)?;
-            check_captured(&p, c).map_err(|e| ApiError::bad(format!("{e}")))?;
+            // The message names the command line's flag; here it is the parameter.
+            check_captured(&p, c)
+                .map_err(|e| ApiError::bad(e.to_string().replacen("--captured", "captured", 1)))?;
             Some(c)
         }
         None => None,

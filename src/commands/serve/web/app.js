@@ -289,6 +289,10 @@ async function render() {
   $('first').disabled = state.ply === 0;
   $('redo').disabled = state.ply >= state.moves.length;
   $('last').disabled = state.ply >= state.moves.length;
+  // For scripts that drive the page (scripts/browser-check): what is shown.
+  document.body.dataset.position = node.pos ? node.pos.join(' ') : '';
+  document.body.dataset.mover = node.mover;
+  document.body.dataset.ply = String(state.ply);
   document.body.dataset.ready = String(generation);
   // The oracle answers at the end of the game's line when it is its turn.
   if (state.mode !== 'analysis' && node.pos !== null && node.mover !== state.mode

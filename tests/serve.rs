@@ -1,0 +1,324 @@
+//! End-to-end tests of `oware serve`: the binary serves real tables of tiers 0..=10 on a port
+//! of its own choosing, and its JSON API is checked against [`Tablebase`].
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Stdio};
+
+use oware_db::{Position, Rules, Tablebase, HOUSES};
+use serde_json::Value;
+use support::{ok, oware};
+
+/// A running `oware serve`, stopped when dropped.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Server {
+    fn start(dir: &Path) -> Server {
+        let mut child = oware()
+            .args(["serve", "--addr", "127.0.0.1:0", "--dir"])
+            .arg(dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start oware serve");
+        let mut first = String::new();
+        BufReader::new(child.stdout.as_mut().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        let url = first
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no URL in {first:?}"))
+            .trim_end_matches('/')
+            .to_string();
+        Server { child, url }
+    }
+
+    /// `GET path`: the status and the JSON body.
+    fn get(&self, path: &str) -> (u16, Value) {
+        let url = format!("{}{path}", self.url);
+        let response = match ureq::get(&url).call() {
+            Ok(r) => r,
+            Err(ureq::Error::Status(_, r)) => r,
+            Err(e) => panic!("GET {url}: {e}"),
+        };
+        let status = response.status();
+        let body: Value = response.into_json().expect("a JSON body");
+        (status, body)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn generate(dir: &Path, max: u8) {
+    ok(&[
+        "generate",
+        "--max-seeds",
+        &max.to_string(),
+        "--dir",
+        dir.to_str().unwrap(),
+    ]);
+}
+
+/// A uniformly drawn placement of `n` seeds over the 12 houses.
+fn random_position(rng: &mut fastrand::Rng, n: u8) -> Position {
+    let mut houses = [0u8; HOUSES];
+    for _ in 0..n {
+        houses[rng.usize(0..HOUSES)] += 1;
+    }
+    Position::new(houses).unwrap()
+}
+
+fn query(p: &Position) -> String {
+    p.to_string().replace(' ', ",")
+}
+
+#[test]
+fn every_move_agrees_with_the_tablebase() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), 10);
+    let tb = Tablebase::open(tmp.path(), &Rules::ABAPA).unwrap();
+    let server = Server::start(tmp.path());
+    let mut rng = fastrand::Rng::with_seed(22);
+    let mut moves_checked = 0;
+    for k in 0..1000 {
+        let n = rng.u8(0..=10);
+        let p = random_position(&mut rng, n);
+        let (status, v) = server.get(&format!("/api/v1/probe?position={}", query(&p)));
+        assert_eq!(status, 200, "{p}: {v}");
+        assert_eq!(v["position"], p.to_string());
+        assert_eq!(v["rules"], "abapa");
+        assert_eq!(v["seeds"], p.seeds());
+        assert_eq!(v["score"], tb.score(&p).unwrap(), "{p}");
+        let want = tb.moves(&p).unwrap();
+        let got = v["moves"].as_array().unwrap();
+        assert_eq!(got.len(), want.len(), "{p}");
+        for (g, w) in got.iter().zip(&want) {
+            assert_eq!(g["house"], w.house, "{p}");
+            assert_eq!(g["captures"], w.captured, "{p}");
+            assert_eq!(g["score"], w.score, "{p}");
+            let child = w.child.map(|c| c.to_string());
+            assert_eq!(g["position"].as_str(), child.as_deref(), "{p}");
+            moves_checked += 1;
+        }
+        if k % 50 == 0 {
+            let (status, v) = server.get(&format!("/api/v1/line?position={}&plies=8", query(&p)));
+            assert_eq!(status, 200, "{p}: {v}");
+            let want = tb.best_line(&p, 8).unwrap();
+            let got: Vec<i64> = v["line"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m["house"].as_i64().unwrap())
+                .collect();
+            let want: Vec<i64> = want.iter().map(|m| i64::from(m.house)).collect();
+            assert_eq!(got, want, "{p}");
+        }
+    }
+    assert!(moves_checked > 1500, "{moves_checked} moves checked");
+    // The outcome of a game in progress, as `oware probe --captured`.
+    let (status, v) = server.get("/api/v1/probe?position=1,1,1,1,1,2,3,0,0,0,0,0&captured=18,20");
+    assert_eq!(status, 200, "{v}");
+    let p: Position = "1 1 1 1 1 2 3 0 0 0 0 0".parse().unwrap();
+    let o = tb.outcome(&p, 18, 20).unwrap();
+    assert_eq!(v["outcome"]["difference"], o.difference);
+    assert_eq!(v["outcome"]["mover_total"], o.mover_total);
+    let (status, v) = server.get("/api/v1/info");
+    assert_eq!(status, 200);
+    assert_eq!(v["complete_to"], 10);
+    assert_eq!(v["tiers"].as_array().unwrap().len(), 11);
+}
+
+#[test]
+fn bad_requests_get_a_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), 6);
+    let server = Server::start(tmp.path());
+    let long = format!("/api/v1/probe?position={}", "1,".repeat(700));
+    let cases: &[(&str, &str)] = &[
+        ("/api/v1/probe", "missing parameter `position`"),
+        ("/api/v1/probe?position=1,2,3", "expected 12 house counts"),
+        (
+            "/api/v1/probe?position=49,0,0,0,0,0,0,0,0,0,0,0",
+            "not a count",
+        ),
+        (
+            "/api/v1/probe?position=-1,0,0,0,0,0,0,0,0,0,0,1",
+            "not a count",
+        ),
+        ("/api/v1/probe?position=9,9,9,9,9,9,0,0,0,0,0,0", "48"),
+        (
+            "/api/v1/probe?position=1,0,0,0,0,0,0,0,0,0,0,0&x=1",
+            "unknown parameter `x`",
+        ),
+        (
+            "/api/v1/probe?position=1,0,0,0,0,0,0,0,0,0,0,0&position=1,0,0,0,0,0,0,0,0,0,0,0",
+            "given twice",
+        ),
+        (
+            "/api/v1/probe?position=1,0,0,0,0,0,0,0,0,0,0,0&captured=5",
+            "A,B",
+        ),
+        (
+            "/api/v1/probe?position=1,0,0,0,0,0,0,0,0,0,0,0&captured=5,5",
+            "make 11",
+        ),
+        (
+            "/api/v1/line?position=1,0,0,0,0,0,0,0,0,0,0,0&plies=x",
+            "plies",
+        ),
+        (
+            "/api/v1/line?position=1,0,0,0,0,0,0,0,0,0,0,0&plies=5000",
+            "plies",
+        ),
+        ("/api/v1/probe?position=%ff%00", "house counts"),
+        (&long, "over the limit"),
+    ];
+    for (path, reason) in cases {
+        let (status, v) = server.get(path);
+        assert_eq!(status, 400, "{path}: {v}");
+        let e = v["error"].as_str().unwrap_or_default();
+        assert!(e.contains(reason), "{path}: {e:?} lacks {reason:?}");
+    }
+    // A missing tier: 404, the tier, the command that makes it, and the legal moves.
+    let (status, v) = server.get("/api/v1/probe?position=2,1,0,0,0,0,0,0,0,0,0,5");
+    assert_eq!(status, 404, "{v}");
+    assert_eq!(v["missing_tier"], 8);
+    assert!(
+        v["generate"].as_str().unwrap().contains("--max-seeds 8"),
+        "{v}"
+    );
+    assert_eq!(v["moves"].as_array().unwrap().len(), 2, "{v}");
+    let (status, v) = server.get("/nowhere");
+    assert_eq!(status, 404);
+    assert!(v["error"].as_str().unwrap().contains("/nowhere"));
+    // Random bytes in every parameter never take the server down nor give a 500.
+    let mut rng = fastrand::Rng::with_seed(7);
+    for _ in 0..300 {
+        let len = rng.usize(0..60);
+        let junk: String = (0..len).map(|_| format!("%{:02x}", rng.u8(..))).collect();
+        let endpoint = ["probe", "line", "info"][rng.usize(0..3)];
+        let key = ["position", "plies", "captured", "x"][rng.usize(0..4)];
+        let (status, v) = server.get(&format!("/api/v1/{endpoint}?{key}={junk}"));
+        assert!(matches!(status, 200 | 400 | 404), "{status} {v}");
+        assert!(v.is_object());
+    }
+    assert_eq!(server.get("/api/v1/info").0, 200);
+}
+
+#[test]
+fn a_damaged_table_is_500_and_the_rest_is_served() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), 10);
+    let tb = Tablebase::open(tmp.path(), &Rules::ABAPA).unwrap();
+    // Overwrite the middle half of tier 9's blocks.
+    let path = tmp.path().join(oware_db::tier_file_name(9));
+    let mut bytes = std::fs::read(&path).unwrap();
+    let len = bytes.len();
+    for b in &mut bytes[len / 4..3 * len / 4] {
+        *b ^= 0x5a;
+    }
+    std::fs::write(&path, &bytes).unwrap();
+    let server = Server::start(tmp.path());
+    let mut rng = fastrand::Rng::with_seed(9);
+    let mut damaged = 0;
+    for _ in 0..300 {
+        let p = random_position(&mut rng, 9);
+        let (status, v) = server.get(&format!("/api/v1/probe?position={}", query(&p)));
+        match status {
+            200 => {}
+            500 => {
+                damaged += 1;
+                let e = v["error"].as_str().unwrap();
+                assert!(e.contains("tier-09.owt"), "{e}");
+            }
+            s => panic!("{p}: {s} {v}"),
+        }
+    }
+    assert!(damaged > 0, "no probe met the damage");
+    // Tiers below 9 are whole and still answered exactly.
+    for _ in 0..200 {
+        let n = rng.u8(0..=8);
+        let p = random_position(&mut rng, n);
+        let (status, v) = server.get(&format!("/api/v1/probe?position={}", query(&p)));
+        assert_eq!(status, 200, "{p}: {v}");
+        assert_eq!(v["score"], tb.score(&p).unwrap());
+    }
+}
+
+#[test]
+fn the_page_is_served_and_sigint_stops_the_server() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), 4);
+    let mut server = Server::start(tmp.path());
+    for (path, kind, needle) in [
+        ("/", "text/html", "<script src=\"/app.js\">"),
+        ("/app.js", "text/javascript", "/api/v1/probe"),
+        ("/style.css", "text/css", "#board"),
+    ] {
+        let r = ureq::get(&format!("{}{path}", server.url)).call().unwrap();
+        assert!(
+            r.content_type().starts_with(kind),
+            "{path}: {}",
+            r.content_type()
+        );
+        assert!(r.into_string().unwrap().contains(needle), "{path}");
+    }
+    #[cfg(unix)]
+    {
+        // SAFETY: sending a signal to the child process this test started.
+        let sent = unsafe { libc::kill(server.child.id() as libc::pid_t, libc::SIGINT) };
+        assert_eq!(sent, 0);
+        let status = server.child.wait().unwrap();
+        assert!(status.success(), "{status}");
+        let mut rest = String::new();
+        std::io::Read::read_to_string(server.child.stdout.as_mut().unwrap(), &mut rest).unwrap();
+        assert!(rest.contains("stopped"), "{rest:?}");
+    }
+}
+
+#[test]
+fn a_directory_without_tables_or_a_taken_port_is_refused_clearly() {
+    let out = oware()
+        .args([
+            "serve",
+            "--dir",
+            "/nonexistent/oware-tables",
+            "--addr",
+            "127.0.0.1:0",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let e = support::text(&out.stderr);
+    assert!(
+        e.starts_with("error: opening the tables in /nonexistent/oware-tables"),
+        "{e}"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), 2);
+    let server = Server::start(tmp.path());
+    let addr = server.url.trim_start_matches("http://").to_string();
+    let out = oware()
+        .args(["serve", "--addr", &addr, "--dir"])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let e = support::text(&out.stderr);
+    assert!(
+        e.starts_with(&format!("error: cannot listen on {addr}")),
+        "{e}"
+    );
+    assert_eq!(e.lines().count(), 1, "{e}");
+}
