@@ -264,6 +264,7 @@ function drawMoves(nodes) {
     }
     li.textContent = text;
     li.dataset.ply = k + 1;
+    li.value = k + 1;
     if (k + 1 === state.ply) li.className = 'current';
     li.addEventListener('click', () => go(k + 1));
     list.appendChild(li);
