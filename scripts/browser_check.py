@@ -161,8 +161,9 @@ act(lambda: driver.find_element(By.CSS_SELECTOR, '#movelist li[data-ply="2"]').c
 expect_position(history[2], "a click on the move list")
 click("last")
 expect_position(history[-1], "the last position")
-driver.set_window_size(1280, 900)
+driver.set_window_size(1100, 720)
 driver.save_screenshot(f"{OUT}/desktop.png")
+driver.set_window_size(1280, 900)
 
 # --- a shared URL gives the same game ---------------------------------------------------
 shared = driver.current_url
