@@ -27,6 +27,10 @@ enum Command {
     Verify(commands::verify::Args),
     /// Rewrite tables with another block compression (huffman, zstd) into another directory.
     Recompress(commands::recompress::Args),
+    /// Write tables in another database format (the Romein-Bal `scores.N` files).
+    Export(commands::romein::ExportArgs),
+    /// Read another database format (the Romein-Bal `scores.N` files) into tables.
+    Import(commands::romein::ImportArgs),
     /// Serve the oracle: an analysis board in the browser and a JSON API over the tables.
     Serve(commands::serve::Args),
 }
@@ -47,6 +51,8 @@ fn main() -> ExitCode {
         Command::Verify(a) => commands::verify::run(a),
         Command::Recompress(a) => commands::recompress::run(a),
         Command::Serve(a) => commands::serve::run(a),
+        Command::Export(a) => commands::romein::run_export(a),
+        Command::Import(a) => commands::romein::run_import(a),
     };
     match result {
         Ok(code) => code,

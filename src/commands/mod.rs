@@ -7,5 +7,6 @@ pub mod json;
 pub mod probe;
 pub mod progress;
 pub mod recompress;
+pub mod romein;
 pub mod serve;
 pub mod verify;

@@ -1,0 +1,177 @@
+//! End-to-end tests of `oware export --format romein` and `oware import --format romein`.
+
+mod support;
+
+use std::path::Path;
+
+use oware_db::{Position, RomeinOrder, Rules, Tablebase, HOUSES};
+use support::{ok, run, tables, text};
+
+fn generate(dir: &Path, rules: &str, max: u8) {
+    ok(&[
+        "generate",
+        "--quiet",
+        "--rules",
+        rules,
+        "--max-seeds",
+        &max.to_string(),
+        "--dir",
+        dir.to_str().unwrap(),
+    ]);
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn export_then_import_gives_the_same_tables() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (ours, files, back) = (
+        tmp.path().join("ours"),
+        tmp.path().join("romein"),
+        tmp.path().join("back"),
+    );
+    generate(&ours, "awari", 12);
+    ok(&[
+        "export",
+        "--format",
+        "romein",
+        "--dir",
+        s(&ours),
+        "--out",
+        s(&files),
+    ]);
+    // Each file: one byte per position in their order, each the position's score.
+    let tb = Tablebase::open(&ours, &Rules::AWARI).unwrap();
+    let mut rng = fastrand::Rng::with_seed(5);
+    for n in 0..=12u8 {
+        let bytes = std::fs::read(files.join(format!("scores.{n}"))).unwrap();
+        let order = RomeinOrder::new(n);
+        assert_eq!(bytes.len() as u64, order.size(), "tier {n}");
+        for _ in 0..200 {
+            let mut h = [0u8; HOUSES];
+            for _ in 0..n {
+                h[rng.usize(0..HOUSES)] += 1;
+            }
+            let p = Position::new(h).unwrap();
+            if let Some(g) = order.rank(&p) {
+                assert_eq!(bytes[g as usize] as i8, tb.score(&p).unwrap(), "{p}");
+            }
+        }
+    }
+    let out = ok(&[
+        "import",
+        "--format",
+        "romein",
+        "--from",
+        s(&files),
+        "--dir",
+        s(&back),
+    ]);
+    assert!(out.contains("imported 13 tiers under rules awari"), "{out}");
+    assert_eq!(tables(&ours), tables(&back));
+    // The imported tables are proved again from scratch.
+    let out = ok(&["verify", "--deep", "--quiet", "--dir", s(&back)]);
+    assert!(
+        out.contains("deep verification of tiers 0..=12 OK"),
+        "{out}"
+    );
+}
+
+#[test]
+fn other_rules_and_bad_files_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (abapa, files) = (tmp.path().join("abapa"), tmp.path().join("romein"));
+    generate(&abapa, "abapa", 8);
+    let out = run(&[
+        "export",
+        "--format",
+        "romein",
+        "--dir",
+        s(&abapa),
+        "--out",
+        s(&files),
+    ]);
+    assert!(!out.status.success());
+    let e = text(&out.stderr);
+    assert!(e.contains("rules `abapa`") && e.contains("--force"), "{e}");
+    assert!(!files.join("scores.8").exists());
+    ok(&[
+        "export",
+        "--format",
+        "romein",
+        "--force",
+        "--dir",
+        s(&abapa),
+        "--out",
+        s(&files),
+    ]);
+    assert_eq!(
+        std::fs::metadata(files.join("scores.8")).unwrap().len(),
+        RomeinOrder::new(8).size()
+    );
+    // Importing over tiers already there is refused, and nothing changes.
+    let before = tables(&abapa);
+    let out = run(&[
+        "import",
+        "--format",
+        "romein",
+        "--rules",
+        "abapa",
+        "--from",
+        s(&files),
+        "--dir",
+        s(&abapa),
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("already holds tier 0"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(tables(&abapa), before);
+    // A file of the wrong size, and a score out of range.
+    let dest = tmp.path().join("dest");
+    let eight = files.join("scores.8");
+    let mut bytes = std::fs::read(&eight).unwrap();
+    bytes.pop();
+    std::fs::write(&eight, &bytes).unwrap();
+    let out = run(&[
+        "import",
+        "--format",
+        "romein",
+        "--from",
+        s(&files),
+        "--dir",
+        s(&dest),
+    ]);
+    assert!(!out.status.success());
+    let e = text(&out.stderr);
+    assert!(e.contains("scores.8") && e.contains("has 75504"), "{e}");
+    // The tiers before the bad file were imported whole; the bad one left nothing.
+    assert!(dest.join("tier-07.owt").is_file());
+    assert!(!dest.join("tier-08.owt").exists());
+    let dest = tmp.path().join("dest2");
+    bytes.push(0);
+    bytes[100] = 9;
+    std::fs::write(&eight, &bytes).unwrap();
+    let out = run(&[
+        "import",
+        "--format",
+        "romein",
+        "--from",
+        s(&files),
+        "--dir",
+        s(&dest),
+    ]);
+    assert!(!out.status.success());
+    let e = text(&out.stderr);
+    assert!(
+        e.contains("offset 100") && e.contains("outside -8..=8"),
+        "{e}"
+    );
+    assert!(dest.join("tier-07.owt").is_file());
+    assert!(!dest.join("tier-08.owt").exists());
+    assert_eq!(support::leftovers(&dest), Vec::<String>::new());
+}
