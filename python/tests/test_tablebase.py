@@ -1,0 +1,109 @@
+"""The Python API against the command line (`oware probe --json`) on real tables."""
+
+import json
+import random
+import shutil
+
+import pytest
+
+import oware
+from conftest import run
+
+
+def random_position(rng, seeds):
+    houses = [0] * 12
+    for _ in range(seeds):
+        houses[rng.randrange(12)] += 1
+    return oware.Position(houses)
+
+
+def test_positions_and_rules():
+    p = oware.Position("1 1 1 1 1 2 4 2 3 0 0 0")
+    assert p == oware.Position([1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0])
+    assert p == oware.Position("1,1,1,1,1,2,4,2,3,0,0,0")
+    assert p.seeds == 16 and p.houses[6] == 4
+    assert str(p) == "1 1 1 1 1 2 4 2 3 0 0 0" and hash(p) == hash(oware.Position(str(p)))
+    assert p.flipped().flipped() == p
+    assert str(oware.Rules("awari")) == "awari"
+    assert oware.Rules("abapa+grand-slam=illegal") != oware.Rules("abapa")
+    assert oware.PRESETS == ["abapa", "awari"]
+    moves = p.moves("awari")
+    assert [m.house for m in moves] == [0, 1, 2, 3, 4, 5]
+    assert moves[5].captured == 3 and moves[5].child == oware.Position("5 0 3 0 0 0 1 1 1 1 1 0")
+    assert moves[0].end_score is None
+    # A move that ends the game (starve=forfeit) has a score and no child.
+    end = oware.Position("1 0 0 0 0 0 0 0 0 0 0 0").moves("abapa+starve=forfeit")
+    assert [(m.child, m.end_score) for m in end] == [(None, -1)]
+    assert oware.Position([0] * 12).moves() == []
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["1 2 3", "49 0 0 0 0 0 0 0 0 0 0 0", "+1 0 0 0 0 0 0 0 0 0 0 0", [1] * 13,
+     [-1] + [0] * 11, [9] * 6 + [0] * 6, [300] + [0] * 11],
+)
+def test_bad_positions_are_value_errors(bad):
+    with pytest.raises(ValueError, match="bad position"):
+        oware.Position(bad)
+
+
+def test_bad_rules_are_value_errors():
+    with pytest.raises(ValueError, match="bad rules"):
+        oware.Rules("chess")
+
+
+def test_probes_agree_with_the_command_line(abapa12):
+    tb = oware.Tablebase(abapa12, rules="abapa")
+    assert tb.rules == oware.Rules("abapa")
+    rng = random.Random(23)
+    for _ in range(60):
+        p = random_position(rng, rng.randrange(13))
+        want = json.loads(run("probe", "--dir", str(abapa12), "--json", "--line",
+                              "--max-plies", "6", "--captured", f"{24 - p.seeds},24", str(p)))
+        assert tb.score(p) == want["score"]
+        assert tb.moves(p) == want["moves"]
+        assert tb.best_line(p, 6) == want["line"]
+        assert tb.outcome(p, 24 - p.seeds, 24) == want["outcome"]
+
+
+def test_batch_scores_release_the_gil_and_agree(abapa12):
+    tb = oware.Tablebase(str(abapa12))
+    rng = random.Random(5)
+    ps = [random_position(rng, rng.randrange(13)) for _ in range(20000)]
+    assert tb.scores(ps) == [tb.score(p) for p in ps]
+    assert tb.scores([str(p) for p in ps[:10]]) == tb.scores(ps[:10])
+    assert tb.scores([]) == []
+
+
+def test_errors(abapa12, tmp_path):
+    tb = oware.Tablebase(abapa12)
+    with pytest.raises(oware.MissingTierError, match="missing tier 13") as e:
+        tb.score([2, 2, 2, 2, 2, 3, 0, 0, 0, 0, 0, 0])
+    assert isinstance(e.value, FileNotFoundError)
+    with pytest.raises(ValueError, match="rules mismatch"):
+        oware.Tablebase(abapa12, rules="awari")
+    with pytest.raises(FileNotFoundError):
+        oware.Tablebase(tmp_path / "nowhere")
+    with pytest.raises(ValueError, match="48"):
+        tb.outcome("1 0 0 0 0 0 0 0 0 0 0 0", 40, 10)
+    # A damaged table: TableError naming the file; the other tiers still answer.
+    damaged = tmp_path / "damaged"
+    shutil.copytree(abapa12, damaged)
+    path = damaged / "tier-12.owt"
+    data = bytearray(path.read_bytes())
+    for i in range(len(data) // 4, 3 * len(data) // 4):
+        data[i] ^= 0x5A
+    path.write_bytes(bytes(data))
+    tb = oware.Tablebase(damaged)
+    rng = random.Random(3)
+    failed = 0
+    for _ in range(200):
+        try:
+            tb.score(random_position(rng, 12))
+        except oware.TableError as e:
+            failed += 1
+            assert "tier-12.owt" in str(e)
+    assert failed > 0
+    assert tb.score("1 1 1 1 1 1 0 0 0 0 0 0") == oware.Tablebase(abapa12).score(
+        "1 1 1 1 1 1 0 0 0 0 0 0"
+    )
