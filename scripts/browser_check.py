@@ -116,10 +116,9 @@ def click(element_id):
 
 
 def load(fragment=""):
-    before = ready_token() if driver.current_url.startswith(URL) else ""
+    """A fresh load of the page (a new document, not a change of the fragment)."""
+    driver.get("about:blank")
     driver.get(URL + ("#" + fragment if fragment else ""))
-    if fragment:
-        driver.refresh()
     WebDriverWait(driver, 10).until(lambda d: ready_token().isdigit(), message="no first draw")
 
 
@@ -209,6 +208,32 @@ best = max(m["score"] for m in moves)
 if not any(m["house"] == played and m["score"] == best for m in moves):
     fail(f"the perfect oracle played house {played} at {after_user}: not a best move of {moves}")
 check_values()
+
+# --- a link without a mode is analysis again; without a ply it opens at its end ------------
+load("pos=1,1,1,1,1,1,1,1,1,1,1,1&side=S&cap=0,0&moves=12")
+if Select(driver.find_element(By.ID, "mode")).first_selected_option.get_attribute("value") != "analysis":
+    fail("a link without a mode kept the play mode")
+if shown()["ply"] != 2:
+    fail(f"a link without a ply shows ply {shown()['ply']}, not its end (2)")
+check_values()
+
+# --- two clicks before the board is redrawn play one move -------------------------------
+before = shown()
+h = before["playable"][0]
+act(lambda: driver.execute_script(
+    "const b = arguments[0]; b.click(); b.click();", house(before["mover"], h)))
+after = shown()
+if after["ply"] != before["ply"] + 1:
+    fail(f"a double click went from ply {before['ply']} to {after['ply']}")
+check_values()
+
+# --- an illegal move in a link cuts the game there, with a notice -----------------------
+load("pos=0,0,0,0,0,1,1,1,1,1,1,1&side=S&cap=2,3&moves=13")
+notice = driver.find_element(By.ID, "notice")
+if "not legal" not in notice.text or shown()["ply"] != 0:
+    fail(f"an illegal move was not cut: {notice.text!r}, ply {shown()['ply']}")
+if "moves=&" not in driver.current_url:
+    fail(f"the cut game is not in the URL: {driver.current_url}")
 
 # --- a phone's width ---------------------------------------------------------------------
 driver.set_window_size(390, 844)

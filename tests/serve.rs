@@ -157,6 +157,7 @@ fn bad_requests_get_a_reason() {
             "not a count",
         ),
         ("/api/v1/probe?position=9,9,9,9,9,9,0,0,0,0,0,0", "48"),
+        ("/api/v1/info?x=1", "takes no parameters"),
         (
             "/api/v1/probe?position=1,0,0,0,0,0,0,0,0,0,0,0&x=1",
             "unknown parameter `x`",
@@ -167,7 +168,7 @@ fn bad_requests_get_a_reason() {
         ),
         (
             "/api/v1/probe?position=1,0,0,0,0,0,0,0,0,0,0,0&captured=5",
-            "A,B",
+            "is not A,B: captured takes",
         ),
         (
             "/api/v1/probe?position=1,0,0,0,0,0,0,0,0,0,0,0&captured=5,5",
@@ -199,6 +200,15 @@ fn bad_requests_get_a_reason() {
         "{v}"
     );
     assert_eq!(v["moves"].as_array().unwrap().len(), 2, "{v}");
+    // Another method than GET: 405, as JSON.
+    let url = format!("{}/api/v1/probe", server.url);
+    match ureq::post(&url).call() {
+        Err(ureq::Error::Status(405, r)) => {
+            let v: Value = r.into_json().unwrap();
+            assert!(v["error"].as_str().unwrap().contains("only GET"), "{v}");
+        }
+        other => panic!("POST: {other:?}"),
+    }
     let (status, v) = server.get("/nowhere");
     assert_eq!(status, 404);
     assert!(v["error"].as_str().unwrap().contains("/nowhere"));

@@ -1,12 +1,14 @@
 """Type stubs of the extension module oware._oware."""
 
 from os import PathLike
+from pathlib import Path
 from typing import List, Optional, Sequence, TypedDict, Union
 
 PRESETS: List[str]
 
 class TableError(Exception):
-    """A table or manifest is damaged or unreadable (the message names the file)."""
+    """A table or manifest is damaged (the message names the file); a file that cannot be
+    read at all raises OSError."""
 
 class MissingTierError(FileNotFoundError):
     """The table of a tier a probe needs is not in the directory."""
@@ -63,7 +65,7 @@ class Tablebase:
     @property
     def rules(self) -> Rules: ...
     @property
-    def dir(self) -> str: ...
+    def dir(self) -> Path: ...
     def score(self, position: PositionLike) -> int: ...
     def moves(self, position: PositionLike) -> List[MoveScore]: ...
     def best_line(self, position: PositionLike, plies: int = 100) -> List[MoveScore]: ...

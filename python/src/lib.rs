@@ -15,7 +15,7 @@ create_exception!(
     _oware,
     TableError,
     PyException,
-    "A table or manifest is damaged or unreadable (the message names the file)."
+    "A table or manifest is damaged (the message names the file); a file that cannot be read raises OSError."
 );
 create_exception!(
     _oware,

@@ -107,3 +107,34 @@ def test_errors(abapa12, tmp_path):
     assert tb.score("1 1 1 1 1 1 0 0 0 0 0 0") == oware.Tablebase(abapa12).score(
         "1 1 1 1 1 1 0 0 0 0 0 0"
     )
+
+
+def test_batch_scores_run_without_the_gil(abapa12):
+    """Another Python thread runs while `scores` works: the GIL is released."""
+    import sys
+    import threading
+
+    tb = oware.Tablebase(abapa12)
+    rng = random.Random(8)
+    ps = [random_position(rng, 12) for _ in range(300000)]
+    ticks = [0]
+    stop = threading.Event()
+
+    def count():
+        while not stop.is_set():
+            ticks[0] += 1
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(0.0005)
+    t = threading.Thread(target=count)
+    t.start()
+    try:
+        # Under the GIL for the argument list only; the counter may run before and after.
+        before = ticks[0]
+        tb.scores(ps)
+        during = ticks[0] - before
+    finally:
+        stop.set()
+        t.join()
+        sys.setswitchinterval(old)
+    assert during > 1000, during

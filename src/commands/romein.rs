@@ -267,7 +267,9 @@ fn import(args: &ImportArgs, tiers: &[u8]) -> anyhow::Result<ExitCode> {
                 let cursor = index.cursor(start, start + chunk.len() as u64);
                 for (o, p) in chunk.iter_mut().zip(cursor) {
                     // The reachable index holds exactly the positions of the order.
-                    let g = order.rank(&p).unwrap_or(0);
+                    let g = order
+                        .rank(&p)
+                        .expect("a position of the reachable index has a Goedel number");
                     *o = theirs[g as usize] as i8;
                 }
             });

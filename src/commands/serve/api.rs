@@ -92,6 +92,7 @@ pub fn router(oracle: Arc<Oracle>) -> Router {
         .route("/api/v1/line", get(line))
         .route("/api/v1/info", get(info))
         .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
         .with_state(oracle)
 }
 
@@ -185,9 +186,13 @@ fn params(
     let Query(pairs) = query.map_err(|e| ApiError::bad(format!("bad query string: {e}")))?;
     for (k, (key, _)) in pairs.iter().enumerate() {
         if !allowed.contains(&key.as_str()) {
-            return Err(ApiError::bad(format!(
-                "unknown parameter `{key}`; this endpoint takes {}",
+            let takes = if allowed.is_empty() {
+                "no parameters".to_string()
+            } else {
                 allowed.join(", ")
+            };
+            return Err(ApiError::bad(format!(
+                "unknown parameter `{key}`; this endpoint takes {takes}"
             )));
         }
         if pairs[..k].iter().any(|(other, _)| other == key) {
@@ -222,7 +227,8 @@ async fn probe(
     let p = position(&pairs)?;
     let captured = match get_param(&pairs, "captured") {
         Some(s) => {
-            let c = parse_captured(s).map_err(ApiError::bad)?;
+            let c = parse_captured(s)
+                .map_err(|e| ApiError::bad(e.replacen("--captured", "captured", 1)))?;
             // The message names the command line's flag; here it is the parameter.
             check_captured(&p, c)
                 .map_err(|e| ApiError::bad(e.to_string().replacen("--captured", "captured", 1)))?;
@@ -303,6 +309,15 @@ async fn info(
         "complete_to": complete,
         "summary": tiers_text(&tiers),
     })))
+}
+
+/// A method other than GET on a page of the API: 405 as JSON.
+async fn method_not_allowed(method: axum::http::Method, uri: Uri) -> ApiError {
+    ApiError {
+        status: StatusCode::METHOD_NOT_ALLOWED,
+        message: format!("{method} {}: only GET is served", uri.path()),
+        extra: Value::Null,
+    }
 }
 
 /// Any other path: 404 as JSON.

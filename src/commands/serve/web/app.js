@@ -19,6 +19,7 @@ const state = {
   level: 0, // the oracle's margin, in seeds
   seed: 1,
   editing: false,
+  busy: false, // a render is under way: the houses shown may be those of the position before
   generation: 0, // bumped on every change, so that stale answers are dropped
 };
 
@@ -40,6 +41,8 @@ function probe(node) {
       .then(async (r) => {
         let data;
         try { data = await r.json(); } catch (e) { data = { error: 'the server sent no JSON (' + r.status + ')' }; }
+        // Only answers that hold are kept: a tier generated or a table repaired later is seen.
+        if (!r.ok) cache.delete(key);
         return { ok: r.ok, status: r.status, data };
       })
       .catch((e) => {
@@ -69,19 +72,24 @@ function play(node, move) {
   return { pos, mover: other(node.mover), cap, over: null };
 }
 
-// Every node from the start up to `ply`, with its probe; stops early at an illegal move of
-// a shared URL (the rest is dropped) or a game's end.
+// Every node from the start up to `upto`, with its probe, for the game as it is when called.
+// It stops early at a game's end, at a probe that fails (the last node then holds the error),
+// or at an illegal move of a shared URL: then `cut` is the ply from which the moves are not
+// legal.
 async function line(upto) {
-  const nodes = [{ ...state.start, cap: { ...state.start.cap }, over: null }];
-  for (let k = 0; k < upto; k++) {
+  const start = state.start;
+  const moves = state.moves.slice();
+  const nodes = [{ ...start, cap: { ...start.cap }, over: null }];
+  let cut = null;
+  for (let k = 0; k < Math.min(upto, moves.length); k++) {
     const node = nodes[k];
     if (node.pos === null) break;
     node.probe = await probe(node);
-    const moves = node.probe.data.moves || [];
-    const move = moves.find((m) => m.house === state.moves[k]);
+    const p = node.probe;
+    if (!p.ok && !(p.status === 404 && p.data.moves)) break;
+    const move = (p.data.moves || []).find((m) => m.house === moves[k]);
     if (!move) {
-      notice('Move ' + (k + 1) + ' (house ' + (state.moves[k] + 1) + ') is not legal; the game is cut there.');
-      state.moves.length = k;
+      cut = k;
       break;
     }
     node.played = move;
@@ -89,7 +97,7 @@ async function line(upto) {
   }
   const last = nodes[nodes.length - 1];
   if (last.pos !== null && !last.probe) last.probe = await probe(last);
-  return nodes;
+  return { nodes, cut };
 }
 
 // ---------------------------------------------------------------- the oracle as a player
@@ -277,15 +285,26 @@ let oracleTimer = null;
 
 async function render() {
   const generation = ++state.generation;
+  state.busy = true;
   clearTimeout(oracleTimer);
   writeUrl();
-  const nodes = await line(state.ply);
+  const { nodes, cut } = await line(state.ply);
   if (generation !== state.generation) return;
-  state.ply = Math.min(state.ply, nodes.length - 1);
-  const node = nodes[state.ply];
-  drawBoard(node, state.ply > 0 ? nodes[state.ply - 1] : null);
+  let message = null;
+  if (cut !== null) {
+    message = 'Move ' + (cut + 1) + ' (house ' + (state.moves[cut] + 1) + ') is not legal; the game is cut there.';
+    state.moves.length = cut;
+    state.ply = Math.min(state.ply, cut);
+    writeUrl();
+  }
+  // A probe that failed on the way shows its error where the line stops.
+  const shownPly = Math.min(state.ply, nodes.length - 1);
+  const node = nodes[shownPly];
+  drawBoard(node, shownPly > 0 ? nodes[shownPly - 1] : null);
   drawStatus(node);
+  if (message) notice(escape(message));
   drawMoves(nodes);
+  state.busy = false;
   $('undo').disabled = state.ply === 0;
   $('first').disabled = state.ply === 0;
   $('redo').disabled = state.ply >= state.moves.length;
@@ -297,7 +316,7 @@ async function render() {
   document.body.dataset.ready = String(generation);
   // The oracle answers at the end of the game's line when it is its turn.
   if (state.mode !== 'analysis' && node.pos !== null && node.mover !== state.mode
-      && state.ply === state.moves.length && node.probe) {
+      && shownPly === state.moves.length && node.probe) {
     const m = oracleMove(node, state.ply);
     if (m) {
       document.body.dataset.ready = 'thinking';
@@ -321,8 +340,11 @@ function playHouse(h) {
   render();
 }
 
+// A click or key on a house: ignored while the board is being redrawn (the houses shown may
+// be those of the position before), while editing, and on the oracle's turn.
 function userPlays(h) {
-  if (state.editing) return;
+  if (state.editing || state.busy) return;
+  if (state.mode !== 'analysis' && moverAt(state.ply) !== state.mode) return;
   playHouse(h);
 }
 
@@ -333,8 +355,9 @@ function go(ply) {
 
 function undo() {
   let p = state.ply - 1;
-  // Against the oracle, go back to the user's own turn.
-  if (state.mode !== 'analysis' && p > 0 && moverAt(p) !== state.mode) p -= 1;
+  // Against the oracle, go back to the user's own turn (not before the oracle's first move
+  // when it opens the game).
+  if (state.mode !== 'analysis' && p >= 0 && moverAt(p) !== state.mode) p = p > 0 ? p - 1 : p + 1;
   go(p);
 }
 
@@ -348,7 +371,7 @@ function openEditor() {
   state.editing = true;
   $('edit').hidden = false;
   $('edit-error').textContent = '';
-  line(state.ply).then((nodes) => {
+  line(state.ply).then(({ nodes }) => {
     const node = nodes[Math.min(state.ply, nodes.length - 1)];
     const pos = node.pos || new Array(12).fill(0);
     fillEditor(pos, node.mover, node.cap);
@@ -448,7 +471,8 @@ function writeUrl() {
   history.replaceState(null, '', '#' + parts.join('&'));
 }
 
-// The state of a shared URL; whatever does not read is left at its default, with a notice.
+// The state of a shared URL. Only a fragment that reads whole is taken (what it leaves out
+// takes its default); otherwise the game shown stays, with a notice.
 function readUrl() {
   const h = new URLSearchParams(location.hash.slice(1));
   if (!h.has('pos')) return false;
@@ -457,21 +481,34 @@ function readUrl() {
     if (pos.length !== 12) throw new Error('the position has ' + pos.length + ' counts, not 12');
     const mover = h.get('side') === 'N' ? 'N' : 'S';
     const c = (h.get('cap') || '0,0').split(',');
-    const cap = { S: count(c[0], 'South\u2019s total'), N: count(c[1] === undefined ? '0' : c[1], 'North\u2019s total') };
-    state.start = validate({ pos, mover, cap });
-    const moves = h.get('moves') || '';
-    if (!/^[1-6]*$/.test(moves)) throw new Error('the moves \u201c' + moves + '\u201d are not houses 1..6');
-    state.moves = [...moves].map((d) => Number(d) - 1);
-    const ply = Number(h.get('ply'));
-    state.ply = Number.isInteger(ply) && ply >= 0 ? Math.min(ply, state.moves.length) : state.moves.length;
-    if (h.get('mode') === 'S' || h.get('mode') === 'N') state.mode = h.get('mode');
-    if (h.has('level') && [...$('level').options].some((o) => o.value === h.get('level'))) state.level = Number(h.get('level'));
-    if (h.has('seed') && /^\d+$/.test(h.get('seed'))) state.seed = Number(h.get('seed')) >>> 0;
+    if (c.length !== 2) throw new Error('the captured totals are not two counts');
+    const cap = { S: count(c[0], 'South\u2019s total'), N: count(c[1], 'North\u2019s total') };
+    const start = validate({ pos, mover, cap });
+    const text = h.get('moves') || '';
+    if (!/^[1-6]*$/.test(text)) throw new Error('the moves \u201c' + text + '\u201d are not houses 1..6');
+    const moves = [...text].map((d) => Number(d) - 1);
+    let ply = moves.length;
+    if (h.has('ply')) {
+      if (!/^\d+$/.test(h.get('ply'))) throw new Error('the ply \u201c' + h.get('ply') + '\u201d is not a count');
+      ply = Math.min(Number(h.get('ply')), moves.length);
+    }
+    const mode = h.get('mode') === 'S' || h.get('mode') === 'N' ? h.get('mode') : 'analysis';
+    let level = 0;
+    if (h.has('level')) {
+      if (![...$('level').options].some((o) => o.value === h.get('level'))) throw new Error('no oracle level \u201c' + h.get('level') + '\u201d');
+      level = Number(h.get('level'));
+    }
+    let seed = 1;
+    if (h.has('seed')) {
+      if (!/^\d+$/.test(h.get('seed'))) throw new Error('the seed \u201c' + h.get('seed') + '\u201d is not a count');
+      seed = Number(h.get('seed')) >>> 0;
+    }
+    Object.assign(state, { start, moves, ply, mode, level, seed });
+    $('mode').value = mode;
+    $('level').value = String(level);
+    $('seed').value = seed;
     return true;
   } catch (e) {
-    state.start = null;
-    state.moves = [];
-    state.ply = 0;
     setTimeout(() => notice('The shared position does not read: ' + escape(e.message)), 0);
     return false;
   }
@@ -490,10 +527,7 @@ async function main() {
   const r = await fetch('/api/v1/info');
   state.info = await r.json();
   $('tables').textContent = 'rules ' + state.info.rules + ' \u00b7 ' + state.info.summary;
-  if (!readUrl() || !state.start) state.start = defaultStart(state.info);
-  $('mode').value = state.mode;
-  $('level').value = String(state.level);
-  $('seed').value = state.seed;
+  if (!readUrl()) state.start = defaultStart(state.info);
 
   $('first').addEventListener('click', () => go(0));
   $('undo').addEventListener('click', undo);
@@ -525,6 +559,7 @@ async function main() {
     else if (e.key === 'Home') { go(0); e.preventDefault(); }
     else if (e.key === 'End') { go(state.moves.length); e.preventDefault(); }
   });
+  // A fragment typed or pasted into the address bar (the page's own changes do not fire it).
   window.addEventListener('hashchange', () => {
     if (readUrl()) render();
   });
