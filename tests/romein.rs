@@ -111,6 +111,29 @@ fn other_rules_and_bad_files_are_refused() {
         std::fs::metadata(files.join("scores.8")).unwrap().len(),
         RomeinOrder::new(8).size()
     );
+    // Too little memory for a tier: refused with the figures, the tiers before it written.
+    let small = tmp.path().join("small");
+    let out = support::oware()
+        .args([
+            "export",
+            "--format",
+            "romein",
+            "--force",
+            "--dir",
+            s(&abapa),
+            "--out",
+            s(&small),
+        ])
+        .env("OWARE_MEMORY_LIMIT", "100000")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let e = text(&out.stderr);
+    assert!(
+        e.contains("tier 8 needs") && e.contains("of memory to export"),
+        "{e}"
+    );
+    assert!(small.join("scores.7").is_file() && !small.join("scores.8").exists());
     // Importing over tiers already there is refused, and nothing changes.
     let before = tables(&abapa);
     let out = run(&[

@@ -137,6 +137,18 @@ pub fn run_export(args: ExportArgs) -> anyhow::Result<ExitCode> {
                 );
             }
         }
+        // The table's scores and the file's bytes, one byte per position each.
+        let memory = table.len() + size;
+        let available = oware_solver::available_memory();
+        if memory > available {
+            bail!(
+                "tier {n} needs {} of memory to export ({} positions, two bytes each), {} \
+                 available; nothing was written for it",
+                oware_solver::human_bytes(memory),
+                size,
+                oware_solver::human_bytes(available)
+            );
+        }
         let ours = oware_solver::read_table(&table)?;
         let index = TierIndex::new(n, table.kind());
         let len = usize::try_from(size).context("a tier too large for this machine")?;
@@ -245,6 +257,17 @@ fn import(args: &ImportArgs, tiers: &[u8]) -> anyhow::Result<ExitCode> {
                     oware_solver::human_bytes(free)
                 );
             }
+        }
+        // The file's bytes and the table's scores, one byte per position each.
+        let memory = 2 * size;
+        let available = oware_solver::available_memory();
+        if memory > available {
+            bail!(
+                "tier {n} needs {} of memory to import ({size} positions, two bytes each), {} \
+                 available; nothing was written for it",
+                oware_solver::human_bytes(memory),
+                oware_solver::human_bytes(available)
+            );
         }
         let theirs = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
         if theirs.len() as u64 != size {
