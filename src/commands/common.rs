@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use anyhow::Context;
-use oware_db::{tier_file_name, Manifest, Position, Rules, Table, MAX_SEEDS};
+use oware_db::{tier_file_name, Manifest, Position, Rules, Table, Tablebase, MAX_SEEDS};
 
 /// The most worker threads `--threads` accepts.
 pub const MAX_THREADS: usize = 1024;
@@ -71,6 +71,36 @@ pub fn resolve_rules(
         (Some(f), _) => Ok(f),
         (None, a) => Ok(a.unwrap_or(Rules::ABAPA)),
     }
+}
+
+/// A list of tiers as ranges, e.g. `0..=3, 7, 9..=12`.
+pub fn tier_ranges(tiers: &[u8]) -> String {
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < tiers.len() {
+        let mut j = i;
+        while j + 1 < tiers.len() && tiers[j + 1] == tiers[j] + 1 {
+            j += 1;
+        }
+        parts.push(if i == j {
+            tiers[i].to_string()
+        } else {
+            format!("{}..={}", tiers[i], tiers[j])
+        });
+        i = j + 1;
+    }
+    parts.join(", ")
+}
+
+/// Opens the tables of `dir` for probes under the rules of [`resolve_rules`].
+///
+/// # Errors
+/// As [`resolve_rules`] and [`Tablebase::open`], in the context of the directory.
+pub fn open_tablebase(dir: &Path, asked: Option<Rules>) -> anyhow::Result<Tablebase> {
+    let opening = || format!("opening the tables in {}", dir.display());
+    let manifest = Manifest::load(dir).with_context(opening)?;
+    let rules = resolve_rules(dir, manifest.as_ref(), asked).with_context(opening)?;
+    Tablebase::open(dir, &rules).with_context(opening)
 }
 
 /// Seeds captured so far by the mover and the opponent (`--captured A,B`).

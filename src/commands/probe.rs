@@ -4,12 +4,12 @@ use std::io::{self, BufRead, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{bail, Context};
-use oware_db::{Manifest, Position, Rules, Tablebase};
+use anyhow::bail;
+use oware_db::{Position, Rules, Tablebase};
 use rayon::prelude::*;
 use serde_json::json;
 
-use super::common::{check_captured, parse_captured, resolve_rules, Captured};
+use super::common::{check_captured, open_tablebase, parse_captured, Captured};
 use super::json::{category, move_json, outcome_json, probe_json};
 
 /// Arguments of `oware probe`.
@@ -48,10 +48,8 @@ pub struct Args {
 /// # Errors
 /// The tables cannot be opened or probed, or the position does not parse.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let opening = || format!("opening the tables in {}", args.dir.display());
-    let manifest = Manifest::load(&args.dir).with_context(opening)?;
-    let rules = resolve_rules(&args.dir, manifest.as_ref(), args.rules).with_context(opening)?;
-    let tb = Tablebase::open(&args.dir, &rules).with_context(opening)?;
+    let tb = open_tablebase(&args.dir, args.rules)?;
+    let rules = *tb.rules();
     if args.position.len() == 1 && args.position[0] == "-" {
         if args.line || args.captured.is_some() {
             bail!("--line and --captured need one position, not `-` (a batch on stdin)");

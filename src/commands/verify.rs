@@ -19,7 +19,7 @@ use std::process::ExitCode;
 use oware_db::{Rules, MAX_SEEDS};
 
 pub(crate) use super::common::resolve_rules;
-use super::common::{parse_threads, pool};
+use super::common::{parse_threads, pool, tier_ranges};
 
 /// Arguments of `oware verify`.
 #[derive(clap::Args)]
@@ -92,25 +92,6 @@ fn parse_tiers(s: &str) -> Result<RangeInclusive<u8>, String> {
         return Err(format!("empty range {a}..{b}"));
     }
     Ok(a..=b)
-}
-
-/// A list of tiers as ranges, e.g. `0..=3, 7, 9..=12`.
-fn tier_ranges(tiers: &[u8]) -> String {
-    let mut parts = Vec::new();
-    let mut i = 0;
-    while i < tiers.len() {
-        let mut j = i;
-        while j + 1 < tiers.len() && tiers[j + 1] == tiers[j] + 1 {
-            j += 1;
-        }
-        parts.push(if i == j {
-            tiers[i].to_string()
-        } else {
-            format!("{}..={}", tiers[i], tiers[j])
-        });
-        i = j + 1;
-    }
-    parts.join(", ")
 }
 
 /// Runs `oware verify`.

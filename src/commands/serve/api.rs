@@ -18,7 +18,7 @@ use oware_db::{Error, Outcome, Position, Rules, Tablebase, MAX_SEEDS};
 use serde_json::{json, Value};
 
 use super::page;
-use crate::commands::common::{check_captured, parse_captured};
+use crate::commands::common::{check_captured, parse_captured, tier_ranges};
 use crate::commands::json::{category, move_json, outcome_json, probe_json};
 
 /// The longest query string accepted, in bytes.
@@ -65,21 +65,7 @@ pub fn tiers_text(tiers: &[u8]) -> String {
     if tiers.is_empty() {
         return "no tiers".into();
     }
-    let mut parts = Vec::new();
-    let mut k = 0;
-    while k < tiers.len() {
-        let mut j = k;
-        while j + 1 < tiers.len() && tiers[j + 1] == tiers[j] + 1 {
-            j += 1;
-        }
-        parts.push(if j == k {
-            tiers[k].to_string()
-        } else {
-            format!("{}..={}", tiers[k], tiers[j])
-        });
-        k = j + 1;
-    }
-    format!("tiers {}", parts.join(", "))
+    format!("tiers {}", tier_ranges(tiers))
 }
 
 /// The router: the page at `/`, its script and style, and the API under `/api/v1/`.

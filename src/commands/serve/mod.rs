@@ -10,9 +10,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
-use oware_db::{Manifest, Rules, Tablebase};
+use oware_db::Rules;
 
-use super::common::resolve_rules;
+use super::common::open_tablebase;
 
 pub use api::{router, Oracle};
 
@@ -41,10 +41,7 @@ pub struct Args {
 /// # Errors
 /// The tables cannot be opened, the address cannot be bound, or the runtime cannot start.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let opening = || format!("opening the tables in {}", args.dir.display());
-    let manifest = Manifest::load(&args.dir).with_context(opening)?;
-    let rules = resolve_rules(&args.dir, manifest.as_ref(), args.rules).with_context(opening)?;
-    let tb = Tablebase::open(&args.dir, &rules).with_context(opening)?;
+    let tb = open_tablebase(&args.dir, args.rules)?;
     let oracle = Arc::new(Oracle::new(tb));
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     builder.enable_all().thread_name("serve");
