@@ -24,6 +24,21 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
+/// `oware import` from `files` into `dest`, which must fail: its stderr.
+fn failed_import(files: &Path, dest: &Path) -> String {
+    let out = run(&[
+        "import",
+        "--format",
+        "romein",
+        "--from",
+        s(files),
+        "--dir",
+        s(dest),
+    ]);
+    assert!(!out.status.success());
+    text(&out.stderr)
+}
+
 #[test]
 fn export_then_import_gives_the_same_tables() {
     let tmp = tempfile::tempdir().unwrap();
@@ -160,17 +175,7 @@ fn other_rules_and_bad_files_are_refused() {
     let mut bytes = std::fs::read(&eight).unwrap();
     bytes.pop();
     std::fs::write(&eight, &bytes).unwrap();
-    let out = run(&[
-        "import",
-        "--format",
-        "romein",
-        "--from",
-        s(&files),
-        "--dir",
-        s(&dest),
-    ]);
-    assert!(!out.status.success());
-    let e = text(&out.stderr);
+    let e = failed_import(&files, &dest);
     assert!(e.contains("scores.8") && e.contains("has 75504"), "{e}");
     // The tiers before the bad file were imported whole; the bad one left nothing.
     assert!(dest.join("tier-07.owt").is_file());
@@ -179,17 +184,7 @@ fn other_rules_and_bad_files_are_refused() {
     bytes.push(0);
     bytes[100] = 9;
     std::fs::write(&eight, &bytes).unwrap();
-    let out = run(&[
-        "import",
-        "--format",
-        "romein",
-        "--from",
-        s(&files),
-        "--dir",
-        s(&dest),
-    ]);
-    assert!(!out.status.success());
-    let e = text(&out.stderr);
+    let e = failed_import(&files, &dest);
     assert!(
         e.contains("offset 100") && e.contains("outside -8..=8"),
         "{e}"
