@@ -220,6 +220,13 @@ fn import(args: &ImportArgs, tiers: &[u8]) -> anyhow::Result<ExitCode> {
                     args.dir.display()
                 );
             }
+            if m.index != IndexKind::Reachable.name() {
+                bail!(
+                    "{} holds tables of the `{}` index; imported tables use the `reachable` one",
+                    args.dir.display(),
+                    m.index
+                );
+            }
             m
         }
         None => Manifest::new(&rules),
