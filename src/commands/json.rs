@@ -1,46 +1,98 @@
 //! The JSON shapes of a probe, shared by `oware probe --json` and the API of `oware serve`
-//! (docs/CLI.md describes them).
+//! (docs/CLI.md describes them). Fields are declared in alphabetical order: that is the order
+//! they print in.
 
 use oware_db::{GameOutcome, GameResult, MoveScore, Position, Rules};
-use serde_json::{json, Value};
+use serde::Serialize;
 
 /// `win`, `draw` or `loss` for a score (or a final difference) from the mover's side.
 pub fn category(score: i32) -> &'static str {
     GameResult::of(score).name()
 }
 
-/// One move with its value: `house`, `captures`, `score`, `category`, `position` (the
-/// position after it, or `null` when it ends the game).
-pub fn move_json(m: &MoveScore) -> Value {
-    json!({
-        "house": m.house,
-        "captures": m.captured,
-        "score": m.score,
-        "category": category(m.score.into()),
-        "position": m.child.map(|c| c.to_string()),
-    })
+/// One move with its value.
+#[derive(Serialize)]
+pub struct MoveJson {
+    /// Seeds the move captures.
+    pub captures: u8,
+    /// `win`, `draw` or `loss` of `score`.
+    pub category: &'static str,
+    /// The house played, 0..6 from the mover's side.
+    pub house: u8,
+    /// The position after the move, or `null` when it ends the game.
+    pub position: Option<String>,
+    /// The move's value for the mover.
+    pub score: i8,
+}
+
+/// One move with its value: `house`, `captures`, `score`, `category`, `position`.
+pub fn move_json(m: &MoveScore) -> MoveJson {
+    MoveJson {
+        captures: m.captured,
+        category: category(m.score.into()),
+        house: m.house,
+        position: m.child.map(|c| c.to_string()),
+        score: m.score,
+    }
+}
+
+/// The perfect-play end of a game in progress.
+#[derive(Serialize)]
+pub struct OutcomeJson {
+    /// `win`, `draw` or `loss` of the final difference.
+    pub category: &'static str,
+    /// The final difference of totals, mover − opponent.
+    pub difference: i32,
+    /// The mover's final total.
+    pub mover_total: f64,
+    /// The opponent's final total.
+    pub opponent_total: f64,
+}
+
+/// The outcome's fields.
+pub fn outcome_json(o: &GameOutcome) -> OutcomeJson {
+    OutcomeJson {
+        category: o.result.name(),
+        difference: o.difference,
+        mover_total: o.mover_total,
+        opponent_total: o.opponent_total,
+    }
+}
+
+/// A probed position.
+#[derive(Serialize)]
+pub struct ProbeJson {
+    /// `win`, `draw` or `loss` of `score`.
+    pub category: &'static str,
+    /// A best line (`probe --line`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<Vec<MoveJson>>,
+    /// Every legal move, best first.
+    pub moves: Vec<MoveJson>,
+    /// The end of the game from given captured totals (`--captured`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<OutcomeJson>,
+    /// The position, canonical.
+    pub position: String,
+    /// The rules of the tables.
+    pub rules: String,
+    /// The position's score for the side to move.
+    pub score: i8,
+    /// The seeds on the board.
+    pub seeds: u8,
 }
 
 /// A probed position: `position`, `rules`, `seeds`, `score`, `category` and its `moves`,
-/// best first.
-pub fn probe_json(p: &Position, rules: &Rules, score: i8, moves: &[MoveScore]) -> Value {
-    json!({
-        "position": p.to_string(),
-        "rules": rules.to_string(),
-        "seeds": p.seeds(),
-        "score": score,
-        "category": category(score.into()),
-        "moves": moves.iter().map(move_json).collect::<Vec<_>>(),
-    })
-}
-
-/// The perfect-play end of a game in progress: `category`, `difference`, `mover_total`,
-/// `opponent_total`.
-pub fn outcome_json(o: &GameOutcome) -> Value {
-    json!({
-        "category": o.result.name(),
-        "difference": o.difference,
-        "mover_total": o.mover_total,
-        "opponent_total": o.opponent_total,
-    })
+/// best first (no `line` nor `outcome` yet).
+pub fn probe_json(p: &Position, rules: &Rules, score: i8, moves: &[MoveScore]) -> ProbeJson {
+    ProbeJson {
+        category: category(score.into()),
+        line: None,
+        moves: moves.iter().map(move_json).collect(),
+        outcome: None,
+        position: p.to_string(),
+        rules: rules.to_string(),
+        score,
+        seeds: p.seeds(),
+    }
 }

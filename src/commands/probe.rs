@@ -79,12 +79,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut out = io::stdout().lock();
     if args.json {
         let mut v = probe_json(&p, &rules, score, &moves);
-        if let Some(line) = &line {
-            v["line"] = line.iter().map(move_json).collect();
-        }
-        if let Some(o) = &outcome {
-            v["outcome"] = outcome_json(o);
-        }
+        v.line = line.as_ref().map(|l| l.iter().map(move_json).collect());
+        v.outcome = outcome.as_ref().map(outcome_json);
         writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
         return Ok(ExitCode::SUCCESS);
     }

@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 
 use super::page;
 use crate::commands::common::{check_captured, parse_captured, tier_ranges};
-use crate::commands::json::{category, move_json, outcome_json, probe_json};
+use crate::commands::json::{category, move_json, outcome_json, probe_json, ProbeJson};
 
 /// The longest query string accepted, in bytes.
 pub const MAX_QUERY: usize = 1024;
@@ -208,7 +208,7 @@ async fn probe(
     State(o): State<Arc<Oracle>>,
     uri: Uri,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ProbeJson>, ApiError> {
     let pairs = params(&uri, query, &["position", "captured"])?;
     let p = position(&pairs)?;
     let captured = match get_param(&pairs, "captured") {
@@ -229,10 +229,14 @@ async fn probe(
     })();
     let (score, moves) = answer.map_err(|e| probe_error(&o, &p, e))?;
     let mut v = probe_json(&p, o.rules(), score, &moves);
-    if let Some(c) = captured {
-        let out = oware_db::game_outcome(p.seeds().into(), c.mover, c.opponent, score);
-        v["outcome"] = outcome_json(&out);
-    }
+    v.outcome = captured.map(|c| {
+        outcome_json(&oware_db::game_outcome(
+            p.seeds().into(),
+            c.mover,
+            c.opponent,
+            score,
+        ))
+    });
     Ok(Json(v))
 }
 
