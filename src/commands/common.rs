@@ -103,6 +103,25 @@ pub fn open_tablebase(dir: &Path, asked: Option<Rules>) -> anyhow::Result<Tableb
     Tablebase::open(dir, &rules).with_context(opening)
 }
 
+/// Refuses tier `n` unless the filesystem of `dir` has `needed` bytes free (when it can
+/// tell), before anything is written for it.
+///
+/// # Errors
+/// The disk is short, with the figures.
+pub fn check_disk(n: u8, needed: u64, dir: &Path) -> anyhow::Result<()> {
+    if let Some(free) = oware_solver::free_disk(dir) {
+        if needed > free {
+            anyhow::bail!(
+                "tier {n} needs {} of disk in {}, {} free; nothing was written for it",
+                oware_solver::human_bytes(needed),
+                dir.display(),
+                oware_solver::human_bytes(free)
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Seeds captured so far by the mover and the opponent (`--captured A,B`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Captured {

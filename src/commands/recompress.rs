@@ -116,16 +116,7 @@ fn rewrite(args: &Args) -> anyhow::Result<ExitCode> {
         // The new table may take up to one byte per position, plus its blocks' overhead.
         let blocks = table.len().div_ceil(u64::from(opts.block_entries.max(1)));
         let needed = table.len() + blocks * 80 + (64 << 10);
-        if let Some(free) = oware_solver::free_disk(&args.out) {
-            if needed > free {
-                bail!(
-                    "tier {n} needs {} of disk in {}, {} free; nothing was written for it",
-                    oware_solver::human_bytes(needed),
-                    args.out.display(),
-                    oware_solver::human_bytes(free)
-                );
-            }
-        }
+        super::common::check_disk(n, needed, &args.out)?;
         let scores = oware_solver::read_table(&table)?;
         let read = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();

@@ -14,7 +14,7 @@ use oware_db::{
 use oware_solver::{write_table_parallel, DirLock, DEFAULT_BATCH_BLOCKS};
 use rayon::prelude::*;
 
-use super::common::resolve_rules;
+use super::common::{check_disk, resolve_rules};
 
 /// A foreign database format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -79,6 +79,21 @@ fn scores_file(dir: &Path, n: u8) -> PathBuf {
     dir.join(format!("scores.{n}"))
 }
 
+/// Refuses to `what` (export, import) tier `n` of `size` positions unless `memory` bytes are
+/// available, before anything is written for it.
+fn check_memory(n: u8, memory: u64, size: u64, what: &str) -> anyhow::Result<()> {
+    let available = oware_solver::available_memory();
+    if memory > available {
+        bail!(
+            "tier {n} needs {} of memory to {what} ({size} positions, two bytes each), {} \
+             available; nothing was written for it",
+            oware_solver::human_bytes(memory),
+            oware_solver::human_bytes(available)
+        );
+    }
+    Ok(())
+}
+
 /// Runs `oware export`.
 ///
 /// # Errors
@@ -127,28 +142,10 @@ pub fn run_export(args: ExportArgs) -> anyhow::Result<ExitCode> {
         }
         let order = RomeinOrder::new(n);
         let size = order.size();
-        if let Some(free) = oware_solver::free_disk(&args.out) {
-            if size > free {
-                bail!(
-                    "tier {n} needs {} of disk in {}, {} free; nothing was written for it",
-                    oware_solver::human_bytes(size),
-                    args.out.display(),
-                    oware_solver::human_bytes(free)
-                );
-            }
-        }
+        check_disk(n, size, &args.out)?;
         // The table's scores and the file's bytes, one byte per position each.
         let memory = table.len() + size;
-        let available = oware_solver::available_memory();
-        if memory > available {
-            bail!(
-                "tier {n} needs {} of memory to export ({} positions, two bytes each), {} \
-                 available; nothing was written for it",
-                oware_solver::human_bytes(memory),
-                size,
-                oware_solver::human_bytes(available)
-            );
-        }
+        check_memory(n, memory, size, "export")?;
         let ours = oware_solver::read_table(&table)?;
         let index = TierIndex::new(n, table.kind());
         let len = usize::try_from(size).context("a tier too large for this machine")?;
@@ -255,27 +252,10 @@ fn import(args: &ImportArgs, tiers: &[u8]) -> anyhow::Result<ExitCode> {
         }
         let blocks = size.div_ceil(u64::from(opts.block_entries));
         let needed = size + blocks * 80 + (64 << 10);
-        if let Some(free) = oware_solver::free_disk(&args.dir) {
-            if needed > free {
-                bail!(
-                    "tier {n} needs {} of disk in {}, {} free; nothing was written for it",
-                    oware_solver::human_bytes(needed),
-                    args.dir.display(),
-                    oware_solver::human_bytes(free)
-                );
-            }
-        }
+        check_disk(n, needed, &args.dir)?;
         // The file's bytes and the table's scores, one byte per position each.
         let memory = 2 * size;
-        let available = oware_solver::available_memory();
-        if memory > available {
-            bail!(
-                "tier {n} needs {} of memory to import ({size} positions, two bytes each), {} \
-                 available; nothing was written for it",
-                oware_solver::human_bytes(memory),
-                oware_solver::human_bytes(available)
-            );
-        }
+        check_memory(n, memory, size, "import")?;
         let theirs = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
         if theirs.len() as u64 != size {
             bail!("{}: changed while it was read", file.display());
