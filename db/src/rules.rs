@@ -182,6 +182,27 @@ impl Rules {
             ("abapa", Rules::ABAPA)
         }
     }
+
+    /// The tiers a capture from tier `n` can reach: a capture takes one to six consecutive
+    /// houses of the opponent, each holding a count of the capture set, so it takes between
+    /// the smallest count and six times the largest seeds (empty for the tiers that no
+    /// capture leaves, such as tier 0). A generator reads exactly these lower tiers to solve
+    /// tier `n`.
+    ///
+    /// ```
+    /// use oware_db::Rules;
+    /// assert_eq!(Rules::ABAPA.capture_window(24), 6..23);
+    /// assert_eq!(Rules::ABAPA.capture_window(1), 0..0);
+    /// ```
+    pub fn capture_window(&self, n: u8) -> std::ops::Range<u8> {
+        let counts = || (1..=3u8).filter(|&c| self.capture.contains(c));
+        let least = counts().min().unwrap_or(1);
+        let most = 6 * counts().max().unwrap_or(3);
+        if n < least {
+            return 0..0;
+        }
+        n.saturating_sub(most)..n.saturating_sub(least - 1)
+    }
 }
 
 impl Default for Rules {

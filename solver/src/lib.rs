@@ -5,54 +5,46 @@
 
 #![warn(missing_docs)]
 
-mod buffer;
-mod cell;
-mod check;
-mod deep;
-mod disk;
+mod dir;
 pub mod distributed;
-mod first_pass;
-mod generate;
-mod lock;
+mod error;
+mod granule;
+mod job;
 mod lower;
 mod memory;
 mod prefetch;
 mod progress;
-mod read;
-mod slice;
-mod tier;
+mod solve;
 mod verify;
-mod write;
 
-pub use check::{check_tiers, CheckObserver};
-pub use deep::{
-    verify_deep_over, verify_deep_with, DeepReport, TierVerdict, VerifyError, VerifyObserver,
-    VerifyOptions,
-};
-pub use disk::{free_disk, generate_tier_disk, table_disk_bound};
-pub use generate::{
-    generate, generate_with, DistributedStats, GenerateError, GenerateObserver, GenerateOptions,
-    SolvedStats, TierReport, SCRATCH_DIR,
-};
-pub use lock::{
+pub use dir::check::{check_tiers, CheckObserver};
+pub use dir::disk::{free_disk, generate_tier_disk, table_disk_bound};
+pub use dir::lock::{
     interrupted, is_temporary, remove_held_temporaries, remove_temporaries, writing, DirLock,
     LockError, LOCK_FILE,
 };
+pub use dir::read::read_table;
+pub use dir::write::{write_table_parallel, DEFAULT_BATCH_BLOCKS};
+pub use dir::SCRATCH_DIR;
+pub use error::{AllocError, SolveError};
+pub use job::deep::{
+    verify_deep_over, verify_deep_with, DeepReport, TierVerdict, VerifyError, VerifyObserver,
+    VerifyOptions,
+};
+pub use job::generate::{
+    generate, generate_with, DistributedStats, GenerateError, GenerateObserver, GenerateOptions,
+    SolvedStats, TierReport,
+};
+pub use lower::slice::{cut_slices, Piece, ScoreSource, Slice, TableSource, SLICE_ALIGN};
 pub use lower::LowerTiers;
 pub use memory::{
-    available_memory, capture_window, generate_least_memory, generate_peak_memory,
-    generate_tier_memory, human_bytes, partition_memory, plan_tier, plan_verify, tier_memory,
-    verify_deep_least_memory, verify_deep_memory, verify_memory, window_bytes, ExitPlan, TierPlan,
-    MAX_SLICES, MIN_SLICE_BYTES,
+    available_memory, generate_least_memory, generate_peak_memory, generate_tier_memory,
+    human_bytes, partition_memory, plan_tier, plan_verify, tier_memory, verify_deep_least_memory,
+    verify_deep_memory, verify_memory, window_bytes, ExitPlan, TierPlan, MAX_SLICES,
+    MIN_SLICE_BYTES,
 };
 pub use progress::{NoProgress, Phase, Progress};
-pub use read::read_table;
-pub use slice::{cut_slices, Piece, ScoreSource, Slice, TableSource, SLICE_ALIGN};
-pub use tier::{
-    solve_tier, solve_tier_sliced, solve_tier_tuned, AllocError, SolveError, SolveStats,
-    TierScores, Tuning,
-};
+pub use solve::{solve_tier, solve_tier_sliced, solve_tier_tuned, SolveStats, TierScores, Tuning};
 pub use verify::{
     verify_tier, verify_tier_in_place, Mismatch, MismatchKind, VerifyLower, VerifyReport,
 };
-pub use write::{write_table_parallel, DEFAULT_BATCH_BLOCKS};

@@ -2,11 +2,9 @@
 //! available: every figure that generation and verification check before they start, and
 //! that `oware verify --start` reports.
 
-use std::ops::Range;
-
 use oware_db::{tier_size, IndexKind, Rules};
 
-use crate::tier::{DIRTY, LEVEL_GRANULE};
+use crate::granule::{DIRTY, LEVEL_GRANULE};
 
 /// Positions of tier `n` (reachable index).
 fn positions(n: u8) -> u64 {
@@ -90,24 +88,9 @@ pub fn generate_least_memory(rules: &Rules, from: u8, max: u8) -> (u8, u64) {
         .unwrap_or((max, 0))
 }
 
-/// The tiers a capture from tier `n` can reach under `rules`: a capture takes one to six
-/// consecutive houses of the opponent, each holding a count of the capture set, so it takes
-/// between the smallest count and six times the largest (empty for the tiers that no
-/// capture leaves, such as tier 0).
-pub fn capture_window(rules: &Rules, n: u8) -> Range<u8> {
-    let counts = || (1..=3u8).filter(|&c| rules.capture.contains(c));
-    let least = counts().min().unwrap_or(1);
-    let most = 6 * counts().max().unwrap_or(3);
-    let hi = n.saturating_sub(least - 1);
-    if n < least {
-        return 0..0;
-    }
-    n.saturating_sub(most)..hi
-}
-
-/// Bytes of the scores of [`capture_window`]`(rules, n)`: one per position.
+/// Bytes of the scores of `rules.capture_window(n)`: one per position.
 pub fn window_bytes(rules: &Rules, n: u8) -> u64 {
-    capture_window(rules, n).map(positions).sum()
+    rules.capture_window(n).map(positions).sum()
 }
 
 /// The smallest slice of lower-tier scores [`plan_tier`] plans for: 64 KiB, or a 64th of
@@ -234,7 +217,7 @@ fn plan_with(
 /// failure bit), and a level mask per 1024 positions (a 128th of a byte per position);
 /// lower tiers not included.
 pub fn verify_memory(positions: u64) -> u64 {
-    positions + positions / 4 + positions / (crate::verify::LEVEL_GRANULE as u64 / 8) + 4096
+    positions + positions / 4 + positions / (crate::granule::LEVEL_GRANULE as u64 / 8) + 4096
 }
 
 /// Bytes a deep verification of tiers up to `max` ([`verify_deep_with`](crate::verify_deep_with))
@@ -337,12 +320,12 @@ mod tests {
     #[test]
     fn windows_and_plans() {
         let abapa = Rules::ABAPA;
-        assert_eq!(capture_window(&abapa, 36), 18..35);
-        assert_eq!(capture_window(&abapa, 5), 0..4);
-        assert_eq!(capture_window(&abapa, 1), 0..0);
-        assert_eq!(capture_window(&abapa, 0), 0..0);
+        assert_eq!(abapa.capture_window(36), 18..35);
+        assert_eq!(abapa.capture_window(5), 0..4);
+        assert_eq!(abapa.capture_window(1), 0..0);
+        assert_eq!(abapa.capture_window(0), 0..0);
         let one: Rules = "abapa+capture=1".parse().unwrap();
-        assert_eq!(capture_window(&one, 10), 4..10);
+        assert_eq!(one.capture_window(10), 4..10);
         assert_eq!(
             window_bytes(&abapa, 12),
             (0..11).map(positions).sum::<u64>()

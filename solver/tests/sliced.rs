@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use oware_db::{IndexKind, Rules, TierIndex, WriteOptions};
 use oware_solver::{
-    capture_window, cut_slices, solve_tier_sliced, write_table_parallel, LowerTiers, NoProgress,
-    ScoreSource, SolveError, TableSource, Tuning, SLICE_ALIGN,
+    cut_slices, solve_tier_sliced, write_table_parallel, LowerTiers, NoProgress, ScoreSource,
+    SolveError, TableSource, Tuning, SLICE_ALIGN,
 };
 
 /// The solved tiers `0..=max` as lower tiers in memory.
@@ -25,7 +25,7 @@ fn lower_of(tiers: &[Vec<i8>]) -> LowerTiers {
 fn sliced(rules: &Rules, n: u8, source: &dyn ScoreSource, bytes: u64) -> (Vec<i8>, u64) {
     let (scores, stats) =
         solve_tier_sliced(rules, n, source, bytes, &NoProgress, Tuning::default()).unwrap();
-    let slices = cut_slices(capture_window(rules, n), bytes, SLICE_ALIGN).len() as u64;
+    let slices = cut_slices(rules.capture_window(n), bytes, SLICE_ALIGN).len() as u64;
     assert_eq!(stats.exit_sweeps, slices, "tier {n}");
     (scores.to_vec(), stats.exit_sweeps)
 }

@@ -24,9 +24,9 @@ use rayon::prelude::*;
 
 use super::comm::{pack_bytes, unpack_bytes, Comm};
 use super::share::LowerShare;
-use crate::cell::{Codes, FarExits};
-use crate::first_pass::Initial;
 use crate::progress::Progress;
+use crate::solve::cell::{Codes, FarExits};
+use crate::solve::first_pass::Initial;
 
 /// Counts and timings of a rank's look-ups.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

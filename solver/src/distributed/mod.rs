@@ -12,6 +12,7 @@ mod comm;
 mod lookup;
 #[cfg(feature = "mpi")]
 mod mpi;
+mod partition;
 mod share;
 mod solve;
 mod verify;
@@ -21,10 +22,11 @@ pub use crate::memory::partition_memory;
 pub use comm::{Comm, LocalComm, ThreadComm};
 #[cfg(feature = "mpi")]
 pub use mpi::MpiComm;
+pub use partition::{LocalScores, Partition, PartitionConfig, PARTITION_ALIGN};
 pub use share::LowerShare;
 pub use solve::{
-    all_gather_scores, gather_scores, solve_tier_local, solve_tier_partitioned, LocalScores,
-    Partition, PartitionConfig, PartitionStats, RankLower, PARTITION_ALIGN,
+    all_gather_scores, gather_scores, solve_tier_local, solve_tier_partitioned, PartitionStats,
+    RankLower,
 };
 pub use verify::{verify_tier_local, LocalVerdict};
 pub use write::write_table_distributed;

@@ -7,7 +7,7 @@
 
 use oware_db::{Error, IndexKind, Position, Table, TierIndex, MAX_SEEDS};
 
-use super::solve::{LocalScores, Partition};
+use super::partition::{LocalScores, Partition};
 use crate::lower::LowerTiers;
 
 /// The bit where a look-up word holds the tier (indices are below 2^40 in every tier).
@@ -77,7 +77,7 @@ impl LowerShare {
         }
         let range = self.partition(tier).range(self.rank);
         let mut scores = vec![0i8; (range.end - range.start) as usize];
-        crate::read::read_range_parallel(table, range.start, &mut scores)?;
+        crate::dir::read::read_range_parallel(table, range.start, &mut scores)?;
         table.release_pages();
         self.insert(
             tier,

@@ -6,7 +6,7 @@
 //! Every rank reads the lower tiers itself (they come from the shared directory), so
 //! initialisation — exits and open counts — needs no communication at all.
 //!
-//! Propagation follows the levels of `ALGORITHM.md` (`k = n, n−1, …, 1`). A level starts
+//! Propagation follows the levels of docs/DESIGN.md (`k = n, n−1, …, 1`). A level starts
 //! with a local scan; then it runs in *rounds* until no rank has a frontier left:
 //!
 //! 1. each rank takes up to a bounded number of positions from its frontier and generates
@@ -28,9 +28,8 @@
 //!
 //! All communication happens on the calling (main) thread, between rayon phases.
 
-use crate::cell::{far_exit, Change, Codes, FarExits};
-use crate::first_pass::first_cells;
-use std::ops::Range;
+use crate::solve::cell::{far_exit, Change, Codes, FarExits};
+use crate::solve::first_pass::first_cells;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::time::Instant;
 
@@ -40,11 +39,12 @@ use rayon::prelude::*;
 
 use super::comm::Comm;
 use super::lookup::{first_cells_shared, Layout, LookupStats};
+use super::partition::{LocalScores, Partition, PartitionConfig};
 use super::share::LowerShare;
+use crate::error::{try_vec, AllocError, IntoIo};
 use crate::lower::LowerTiers;
 use crate::memory::rank_bytes;
 use crate::progress::{Phase, Progress};
-use crate::tier::{try_vec, AllocError, IntoIo};
 
 /// Positions per rayon work item in the scans (a multiple of 64: whole frontier words; at
 /// most 2^16, the offsets of the lists of low exits).
@@ -53,93 +53,6 @@ const CHUNK: usize = 1 << 14;
 const GEN_CHUNK: usize = 2048;
 /// Updates per rayon work item when applying.
 const APPLY_CHUNK: usize = 1 << 14;
-
-/// The split of a tier's indices over the ranks: rank `r` of `ranks` owns the indices from
-/// `⌊size·r/ranks⌋` rounded down to a multiple of [`PARTITION_ALIGN`] to the start of rank
-/// `r + 1` (the last rank to the tier's end). Ranges are whole blocks of the tables, so
-/// that every rank encodes the blocks of its own range; their sizes differ by at most one
-/// block, and a tier smaller than a block per rank leaves some ranks empty.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Partition {
-    size: u64,
-    ranks: u64,
-}
-
-/// The entries a [`Partition`] aligns its ranges to: a block of the tables
-/// ([`WriteOptions::DEFAULT_BLOCK_ENTRIES`](oware_db::WriteOptions::DEFAULT_BLOCK_ENTRIES)).
-pub const PARTITION_ALIGN: u64 = oware_db::WriteOptions::DEFAULT_BLOCK_ENTRIES as u64;
-
-impl Partition {
-    /// The split of `size` indices over `ranks` ranks.
-    ///
-    /// # Panics
-    /// If `ranks == 0`.
-    pub fn new(size: u64, ranks: usize) -> Self {
-        assert!(ranks > 0, "at least one rank");
-        Partition {
-            size,
-            ranks: ranks as u64,
-        }
-    }
-
-    /// The number of ranks.
-    pub fn ranks(&self) -> usize {
-        self.ranks as usize
-    }
-
-    /// The indices split.
-    pub fn size(&self) -> u64 {
-        self.size
-    }
-
-    /// First index of rank `r` (`r == ranks` gives the tier size).
-    #[inline]
-    pub fn start(&self, r: usize) -> u64 {
-        if r as u64 >= self.ranks {
-            return self.size;
-        }
-        let even = (u128::from(self.size) * r as u128 / u128::from(self.ranks)) as u64;
-        even / PARTITION_ALIGN * PARTITION_ALIGN
-    }
-
-    /// The indices owned by rank `r`.
-    pub fn range(&self, r: usize) -> Range<u64> {
-        self.start(r)..self.start(r + 1)
-    }
-
-    /// The rank owning index `g` (`g < size`).
-    #[inline]
-    pub fn owner(&self, g: u64) -> usize {
-        // The owner of the even split, r = ⌈(g+1)·P/size⌉ − 1, starts at or before g, and
-        // so does its aligned start: the owner is r or one of the next ranks.
-        let num = (u128::from(g) + 1) * u128::from(self.ranks);
-        let mut r = (num.div_ceil(u128::from(self.size)) - 1) as usize;
-        while self.start(r + 1) <= g {
-            r += 1;
-        }
-        r
-    }
-}
-
-/// Tuning of [`solve_tier_local`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PartitionConfig {
-    /// The most updates (8 bytes each) a rank sends in one exchange, over all destinations;
-    /// also about the most it receives. Frontier positions are taken `batch / 4` per round.
-    pub batch: usize,
-    /// As [`Tuning::exact_exits`](crate::Tuning::exact_exits).
-    pub exact_exits: u8,
-}
-
-impl Default for PartitionConfig {
-    /// 4 Mi updates (32 MiB) per exchange; as many exits coded in the cells as fit.
-    fn default() -> Self {
-        PartitionConfig {
-            batch: 1 << 22,
-            exact_exits: 48,
-        }
-    }
-}
 
 /// Counts and timings of one rank's part of a tier.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -203,15 +116,6 @@ impl<'a> From<&'a LowerShare> for RankLower<'a> {
     fn from(share: &'a LowerShare) -> Self {
         RankLower::Shared(share)
     }
-}
-
-/// This rank's scores of a tier: the indices `start..start + scores.len()`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LocalScores {
-    /// First index owned.
-    pub start: u64,
-    /// Scores of the owned indices, in index order.
-    pub scores: Vec<i8>,
 }
 
 struct Ctx<'a> {
@@ -580,49 +484,4 @@ pub fn all_gather_scores(comm: &dyn Comm, local: &LocalScores) -> Vec<i8> {
         .flatten()
         .map(|b| b as i8)
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn owner_matches_ranges() {
-        for size in [
-            0u64,
-            1,
-            2,
-            5,
-            7,
-            64,
-            100,
-            1001,
-            1024,
-            2049,
-            3000,
-            7 * 1024 + 5,
-            20_000,
-        ] {
-            for ranks in 1..=7 {
-                let p = Partition::new(size, ranks);
-                assert_eq!(p.start(0), 0);
-                assert_eq!(p.start(ranks), size);
-                for r in 0..ranks {
-                    assert_eq!(p.start(r) % PARTITION_ALIGN, 0);
-                    assert!(p.start(r) <= p.start(r + 1));
-                    for g in p.range(r) {
-                        assert_eq!(p.owner(g), r, "size {size} ranks {ranks} g {g}");
-                    }
-                }
-            }
-        }
-        let big = Partition::new(279_871_768_995, 144);
-        for r in 0..144 {
-            let range = big.range(r);
-            if !range.is_empty() {
-                assert_eq!(big.owner(range.start), r);
-                assert_eq!(big.owner(range.end - 1), r);
-            }
-        }
-    }
 }

@@ -22,11 +22,12 @@ use rayon::prelude::*;
 
 use super::comm::Comm;
 use super::lookup::{lookup_pass, Asks, Layout, LookupStats};
+use super::partition::{Partition, PartitionConfig};
 use super::share::LowerShare;
-use super::solve::{Partition, PartitionConfig};
+use crate::error::{try_vec, AllocError, IntoIo};
+use crate::granule::LEVEL_GRANULE;
 use crate::progress::{Phase, Progress};
-use crate::tier::{try_vec, AllocError, IntoIo};
-use crate::verify::{code, pending_base, score_of, J, LEVEL_GRANULE, LISTED};
+use crate::verify::{code, pending_base, score_of, J, LISTED};
 
 /// Positions per rayon task (a multiple of 64 and of [`LEVEL_GRANULE`]).
 const CHUNK: usize = 1 << 14;

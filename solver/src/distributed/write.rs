@@ -12,7 +12,7 @@ use oware_db::{EncodeScratch, Error, IndexKind, Rules, TableEncoder, WriteOption
 use rayon::prelude::*;
 
 use super::comm::{pack_bytes, unpack_bytes, Comm};
-use super::solve::{LocalScores, Partition, PARTITION_ALIGN};
+use super::partition::{LocalScores, Partition, PARTITION_ALIGN};
 
 /// The table of tier `tier` from the ranks' [`LocalScores`] (rank `r` holding its range of
 /// the tier's [`Partition`]) into `dir`, written by rank 0: `Ok(Some(_))` there, `Ok(None)`
@@ -140,7 +140,7 @@ pub fn write_table_distributed(
     };
     let result = if me == 0 {
         let own = batches(0).flat_map(|blocks| {
-            if crate::lock::interrupted() {
+            if crate::dir::lock::interrupted() {
                 let stop = std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted");
                 return vec![Err(Error::io(dir, stop))];
             }
@@ -150,7 +150,7 @@ pub fn write_table_distributed(
             }
         });
         let others = (0..rounds.len()).flat_map(|i| {
-            if crate::lock::interrupted() {
+            if crate::dir::lock::interrupted() {
                 let stop = std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted");
                 return vec![Err(Error::io(dir, stop))];
             }

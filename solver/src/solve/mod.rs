@@ -1,6 +1,6 @@
 //! Exact retrograde analysis of one tier.
 //!
-//! The design follows `ALGORITHM.md`: every position starts from its *exit* (the best value
+//! The algorithm is that of docs/DESIGN.md: every position starts from its *exit* (the best value
 //! over moves that leave the tier: captures into lower tiers and ends of the game) and its
 //! *open* count (legal moves that stay in the tier). Scores are then decided level by level,
 //! `k = n, n−1, …, 1`: at level `k` the positions scoring exactly `+k` ("high") and `−k`
@@ -45,11 +45,6 @@
 //! position; the scores are game values, so they do not depend on the order of decisions or on
 //! the number of threads.
 
-use crate::cell::{far_exit, Change, Codes, FarExits};
-use crate::first_pass::{first_cells, fold_cells, Sweep};
-use crate::memory::capture_window;
-use crate::prefetch::prefetch;
-use crate::slice::{cut_slices, Loaded, ScoreSource, Slice, SLICE_ALIGN};
 use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::time::Instant;
 
@@ -57,11 +52,20 @@ use bitvec::prelude::*;
 use oware_db::retro::Unranker;
 use oware_db::{IndexKind, Position, Rules, TierIndex};
 use rayon::prelude::*;
-use thiserror::Error;
 
-use crate::buffer::AtomicBuf;
+use crate::error::{try_vec, AllocError, IntoIo, SolveError};
+use crate::granule::{DIRTY, LEVEL_GRANULE};
+use crate::lower::slice::{cut_slices, Loaded, ScoreSource, Slice, SLICE_ALIGN};
 use crate::lower::LowerTiers;
+use crate::prefetch::prefetch;
 use crate::progress::{Phase, Progress};
+use buffer::AtomicBuf;
+use cell::{far_exit, Change, Codes, FarExits};
+use first_pass::{first_cells, fold_cells, Sweep};
+
+pub(crate) mod buffer;
+pub(crate) mod cell;
+pub(crate) mod first_pass;
 
 /// Positions handled per parallel work item in the sequential phases.
 const CHUNK: usize = 1 << 14;
@@ -284,55 +288,6 @@ impl Ctx<'_> {
     }
 }
 
-/// An array of the solver that could not be allocated: which, for which tier, and its size.
-#[derive(Debug, Error)]
-#[error(
-    "tier {tier}: cannot allocate the {what} of {positions} positions ({bytes} bytes): {cause}"
-)]
-pub struct AllocError {
-    /// The tier being solved.
-    pub tier: u8,
-    /// What the array holds (`cells`, `frontier`, ...).
-    pub what: &'static str,
-    /// Positions the array covers.
-    pub positions: u64,
-    /// Bytes asked for.
-    pub bytes: u64,
-    /// Why the allocation failed.
-    pub cause: std::io::Error,
-}
-
-impl AllocError {
-    /// The failure to allocate `len` elements of `T` for `what` of tier `tier`
-    /// (`positions` positions).
-    pub(crate) fn new<T>(
-        tier: u8,
-        what: &'static str,
-        positions: u64,
-        len: usize,
-        cause: std::io::Error,
-    ) -> Self {
-        AllocError {
-            tier,
-            what,
-            positions,
-            bytes: (len as u64).saturating_mul(std::mem::size_of::<T>() as u64),
-            cause,
-        }
-    }
-}
-
-/// A vector of `len` elements made by `f`, or an error if its memory cannot be reserved.
-pub(crate) fn try_vec<T>(
-    len: usize,
-    f: impl FnMut(usize) -> T,
-) -> Result<Vec<T>, std::collections::TryReserveError> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(len)?;
-    v.extend((0..len).map(f));
-    Ok(v)
-}
-
 /// The arrays of a tier of `size` positions: cells, frontier bits, dirty flags, level masks.
 struct Arrays {
     cells: AtomicBuf<AtomicU8>,
@@ -369,17 +324,6 @@ impl Arrays {
             dirty,
             levels,
         })
-    }
-}
-
-/// A failed reservation as an I/O error (out of memory).
-pub(crate) trait IntoIo {
-    fn into_io(self) -> std::io::Error;
-}
-
-impl IntoIo for std::collections::TryReserveError {
-    fn into_io(self) -> std::io::Error {
-        std::io::Error::new(std::io::ErrorKind::OutOfMemory, self.to_string())
     }
 }
 
@@ -457,20 +401,9 @@ pub fn solve_tier_tuned(
     })
 }
 
-/// What stops a tier solved from slices of its lower tiers.
-#[derive(Debug, Error)]
-pub enum SolveError {
-    /// An array of the solver, or the slice buffer, could not be allocated.
-    #[error(transparent)]
-    Alloc(#[from] AllocError),
-    /// The scores of a lower tier could not be read.
-    #[error(transparent)]
-    Lower(#[from] oware_db::Error),
-}
-
 /// [`solve_tier_tuned`] with the exits computed in sweeps over the tier, one per slice of
 /// at most `slice_bytes` scores of the lower tiers its captures reach
-/// ([`capture_window`](crate::capture_window), cut by [`cut_slices`]): each slice is read
+/// ([`Rules::capture_window`](oware_db::Rules::capture_window), cut by [`cut_slices`]): each slice is read
 /// from `source` into one buffer, then a parallel sweep generates every position's moves and
 /// folds the captures whose child the slice holds into the exit kept in the position's cell.
 /// The last sweep encodes the cells; the propagation that follows is [`solve_tier_tuned`]'s.
@@ -492,7 +425,7 @@ pub fn solve_tier_sliced(
     tuning: Tuning,
 ) -> Result<(TierScores, SolveStats), SolveError> {
     solve_with(rules, n, progress, tuning, |ctx, stats| {
-        let slices = cut_slices(capture_window(rules, n), slice_bytes, SLICE_ALIGN);
+        let slices = cut_slices(rules.capture_window(n), slice_bytes, SLICE_ALIGN);
         let largest = slices.iter().map(Slice::len).max().unwrap_or(0);
         let size = ctx.cells.len() as u64;
         let mut buf: Vec<i8> = Vec::new();
@@ -740,12 +673,6 @@ const CHILD_LOW: u32 = 63;
 /// Positions per parallel work item of a sweep (a multiple of `DIRTY`): smaller than
 /// `CHUNK`, since a sweep's work can sit in a few places of the tier.
 const SWEEP_CHUNK: usize = 4096;
-
-/// Positions per level mask (see `Ctx::levels`; a divisor of `CHUNK`).
-pub(crate) const LEVEL_GRANULE: usize = 1024;
-
-/// Positions per dirty flag of the frontier (a multiple of 64 dividing `CHUNK`).
-pub(crate) const DIRTY: usize = 1024;
 
 /// Parent updates buffered before they are applied, so that their prefetches overlap.
 const BATCH: usize = 256;

@@ -15,13 +15,13 @@ use std::time::Instant;
 use oware_db::{Manifest, Rules, TierCheck};
 use thiserror::Error;
 
-use crate::check::{check_tiers, CheckObserver};
+use crate::dir::check::{check_tiers, CheckObserver};
+use crate::dir::lock::DirLock;
 use crate::distributed::{Comm, LowerShare, PartitionConfig};
-use crate::lock::DirLock;
+use crate::lower::slice::{ScoreSource, TableSource};
 use crate::lower::LowerTiers;
-use crate::memory::{available_memory, capture_window, human_bytes, plan_verify, ExitPlan};
+use crate::memory::{available_memory, human_bytes, plan_verify, ExitPlan};
 use crate::progress::Progress;
-use crate::slice::{ScoreSource, TableSource};
 use crate::verify::{verify_tier_in_place, VerifyLower, VerifyReport};
 
 /// What can stop a deep verification before it starts. Failed checks are not errors: they
@@ -195,8 +195,8 @@ pub trait VerifyObserver: Progress + CheckObserver {
 fn record(dir: &Path, n: u8, checksum: &str) -> Result<(), VerifyError> {
     // The manifest's temporary, out of an interrupt's cleanup's way; nothing is recorded
     // once interrupted.
-    let _writing = crate::lock::writing();
-    if crate::lock::interrupted() {
+    let _writing = crate::dir::lock::writing();
+    if crate::dir::lock::interrupted() {
         return Ok(());
     }
     let Some(mut m) = Manifest::load(dir)? else {
@@ -260,7 +260,7 @@ pub fn verify_deep_with(
     // Whether tier `t`'s scores are read from memory by a tier `m >= from` of the range.
     let needed_from = |t: u8, from: u8| {
         (from.max(a).max(t + 1)..=b)
-            .any(|m| plan_of(m) == ExitPlan::Resident && capture_window(rules, m).contains(&t))
+            .any(|m| plan_of(m) == ExitPlan::Resident && rules.capture_window(m).contains(&t))
     };
     let dir = &opts.dir;
     // The manifest records the tiers verified: its writers hold the directory's lock. A
@@ -440,7 +440,7 @@ pub fn verify_deep_over(
     };
     // Whether tier `t` is read by a tier of the range from `from` on.
     let needed_from = |t: u8, from: u8| {
-        (from.max(a).max(t + 1)..=b).any(|m| capture_window(rules, m).contains(&t))
+        (from.max(a).max(t + 1)..=b).any(|m| rules.capture_window(m).contains(&t))
     };
     let (lock, mut not_recorded) = if root {
         match DirLock::acquire(dir) {
@@ -519,7 +519,7 @@ pub fn verify_deep_over(
         let skip = n >= a && recorded && proven && !opts.again;
         let range = share.partition(n).range(rank);
         let config = PartitionConfig {
-            batch: crate::generate::tier_batch(config.batch, size, ranks),
+            batch: crate::job::generate::tier_batch(config.batch, size, ranks),
             ..config
         };
         let mut verdict = if skip && !keep {
@@ -553,7 +553,7 @@ pub fn verify_deep_over(
             }
             let read = oware_db::Table::open(&dir.join(format!("tier-{n:02}.owt"))).and_then(|t| {
                 let mut s = vec![0i8; (range.end - range.start) as usize];
-                crate::read::read_range_parallel(&t, range.start, &mut s)?;
+                crate::dir::read::read_range_parallel(&t, range.start, &mut s)?;
                 t.release_pages();
                 Ok(s)
             });

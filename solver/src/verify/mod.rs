@@ -114,11 +114,11 @@ use oware_db::retro::rank_of_child;
 use oware_db::{IndexKind, Outcome, Position, Rules, TierIndex};
 use rayon::prelude::*;
 
+use crate::error::{try_vec, AllocError, IntoIo, SolveError};
+use crate::granule::LEVEL_GRANULE;
+use crate::lower::slice::{cut_slices, Loaded, ScoreSource, Slice, SLICE_ALIGN};
 use crate::lower::LowerTiers;
-use crate::memory::capture_window;
 use crate::progress::{Phase, Progress};
-use crate::slice::{cut_slices, Loaded, ScoreSource, Slice, SLICE_ALIGN};
-use crate::tier::{try_vec, AllocError, IntoIo, SolveError};
 
 /// Positions handled per parallel work item (a multiple of 64: whole bit words).
 const CHUNK: usize = 1 << 14;
@@ -128,9 +128,6 @@ const SUB: usize = 32;
 const BATCH: usize = 256;
 /// How many mismatches a report lists.
 pub(crate) const LISTED: usize = 10;
-/// Positions per level mask: a bit per negative score present, so that a level's scan skips
-/// the granules without its positions.
-pub(crate) const LEVEL_GRANULE: usize = 1024;
 
 /// Cell bit: the position is justified.
 pub(crate) const J: u8 = 0x80;
@@ -679,7 +676,7 @@ pub fn verify_tier_in_place(
     let slices = match lower {
         VerifyLower::Resident(_) => Vec::new(),
         VerifyLower::Sliced { slice_bytes, .. } => {
-            cut_slices(capture_window(rules, n), slice_bytes, SLICE_ALIGN)
+            cut_slices(rules.capture_window(n), slice_bytes, SLICE_ALIGN)
         }
     };
     let largest = slices.iter().map(Slice::len).max().unwrap_or(0) as usize;

@@ -8,10 +8,10 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use oware_db::retro::ExitMoves;
 use oware_db::{Outcome, Position, Rules, TierIndex};
 
-use crate::cell::{Codes, FarExits, NO_EXIT};
+use crate::lower::slice::Loaded;
 use crate::lower::LowerTiers;
 use crate::prefetch::prefetch;
-use crate::slice::Loaded;
+use crate::solve::cell::{Codes, FarExits, NO_EXIT};
 
 /// What the first pass finds of a position before its captures are looked up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //! memory at once, the tier's exits are computed in sweeps, one per slice (see
 //! `solve_tier_sliced`).
 //!
-//! The window of lower tiers ([`capture_window`](crate::capture_window)), taken in
+//! The window of lower tiers ([`Rules::capture_window`](oware_db::Rules::capture_window)), taken in
 //! `(tier, rank)` order, is cut into [`Slice`]s of at most a given number of scores; each
 //! slice is a few [`Piece`]s, one per tier it covers. A [`ScoreSource`] fills a slice's
 //! buffer: [`TableSource`] decodes it from the tables of a directory, and [`LowerTiers`]

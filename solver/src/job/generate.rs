@@ -17,21 +17,22 @@ use oware_db::{
 };
 use thiserror::Error;
 
-use crate::disk::{free_disk, generate_tier_disk};
+use crate::dir::disk::{free_disk, generate_tier_disk};
+use crate::dir::lock::{DirLock, LockError};
+use crate::dir::write::{write_table_parallel, DEFAULT_BATCH_BLOCKS};
+use crate::dir::SCRATCH_DIR;
 use crate::distributed::{
     solve_tier_local, write_table_distributed, Comm, LocalComm, LowerShare, PartitionConfig,
     PartitionStats,
 };
-use crate::lock::{DirLock, LockError};
+use crate::error::{AllocError, SolveError};
+use crate::lower::slice::{cut_slices, TableSource, SLICE_ALIGN};
 use crate::lower::LowerTiers;
 use crate::memory::{
-    available_memory, capture_window, exchange_memory, human_bytes, partition_memory, plan_tier,
-    ExitPlan, TierPlan,
+    available_memory, exchange_memory, human_bytes, partition_memory, plan_tier, ExitPlan, TierPlan,
 };
 use crate::progress::Progress;
-use crate::slice::{cut_slices, TableSource, SLICE_ALIGN};
-use crate::tier::{solve_tier, solve_tier_sliced, AllocError, SolveError, SolveStats, Tuning};
-use crate::write::{write_table_parallel, DEFAULT_BATCH_BLOCKS};
+use crate::solve::{solve_tier, solve_tier_sliced, SolveStats, Tuning};
 
 /// What can stop a generation.
 #[derive(Debug, Error)]
@@ -300,9 +301,6 @@ fn histogram(scores: &[i8]) -> std::collections::BTreeMap<i8, u64> {
         .collect()
 }
 
-/// The scratch directory, inside the table directory, of the lower tiers' side copies.
-pub const SCRATCH_DIR: &str = ".scratch";
-
 fn table_path(dir: &Path, tier: u8) -> PathBuf {
     dir.join(format!("tier-{tier:02}.owt"))
 }
@@ -433,7 +431,7 @@ pub fn generate_with(
         let path = scratch.join(format!("tier-{tier:02}.scores"));
         // A file created in the scratch directory while an interrupt's cleanup removes it
         // would keep the directory: the write is one of the steps that cleanup waits for.
-        let _writing = crate::lock::writing();
+        let _writing = crate::dir::lock::writing();
         lower
             .push_mapped(&path, scores)
             .map_err(|e| GenerateError::Db(oware_db::Error::io(&path, e)))
@@ -486,7 +484,7 @@ pub fn generate_with(
             tier,
             &plan,
             slices.map_or(1, |b| {
-                cut_slices(capture_window(&opts.rules, tier), b, SLICE_ALIGN).len() as u64
+                cut_slices(opts.rules.capture_window(tier), b, SLICE_ALIGN).len() as u64
             }),
         );
         let start = Instant::now();
@@ -507,7 +505,7 @@ pub fn generate_with(
         let stats = SolvedStats::Single(stats);
         observer.start(crate::Phase::Write, positions);
         // The table's and the manifest's temporaries, out of an interrupt's way.
-        let writing = crate::lock::writing();
+        let writing = crate::dir::lock::writing();
         let written = write_table_parallel(
             dir,
             &opts.rules,
@@ -606,9 +604,9 @@ fn last_readers(
 ) -> Vec<Option<u8>> {
     (0..=max)
         .map(|t| {
-            (t + 1..=max).rev().find(|&m| {
-                !complete[m as usize] && held(m) && capture_window(rules, m).contains(&t)
-            })
+            (t + 1..=max)
+                .rev()
+                .find(|&m| !complete[m as usize] && held(m) && rules.capture_window(m).contains(&t))
         })
         .collect()
 }
@@ -722,7 +720,7 @@ fn generate_ranks(
         if root {
             observer.start(crate::Phase::Write, positions);
         }
-        let writing = root.then(crate::lock::writing);
+        let writing = root.then(crate::dir::lock::writing);
         let written = write_table_distributed(
             comm,
             dir,
@@ -870,7 +868,7 @@ fn lock_dir(comm: &dyn Comm, dir: &Path) -> Result<Option<DirLock>, GenerateErro
         Some(lock) => Ok(Some(lock?)),
         None if code == 0 => Ok(None),
         None if code == u64::MAX => Err(LockError::Io {
-            path: dir.join(crate::lock::LOCK_FILE),
+            path: dir.join(crate::dir::lock::LOCK_FILE),
             source: std::io::Error::other("rank 0 could not lock it"),
         }
         .into()),

@@ -55,7 +55,7 @@ pub fn write_table_parallel(
         .step_by(batch_blocks)
         .flat_map(move |first| {
             let last = (first + batch_blocks).min(block_count);
-            if crate::lock::interrupted() {
+            if crate::dir::lock::interrupted() {
                 let stop = std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted");
                 return vec![Err(Error::io(dir, stop))];
             }

@@ -17,7 +17,7 @@ use std::sync::{Mutex, RwLock, RwLockReadGuard};
 
 use thiserror::Error;
 
-use crate::generate::SCRATCH_DIR;
+use super::SCRATCH_DIR;
 
 /// The lock file of a table directory.
 pub const LOCK_FILE: &str = ".lock";

@@ -1,0 +1,76 @@
+//! The errors the solver and the verifier share: an array that cannot be allocated, and a
+//! lower tier that cannot be read.
+
+use thiserror::Error;
+
+/// An array of the solver that could not be allocated: which, for which tier, and its size.
+#[derive(Debug, Error)]
+#[error(
+    "tier {tier}: cannot allocate the {what} of {positions} positions ({bytes} bytes): {cause}"
+)]
+pub struct AllocError {
+    /// The tier being solved.
+    pub tier: u8,
+    /// What the array holds (`cells`, `frontier`, ...).
+    pub what: &'static str,
+    /// Positions the array covers.
+    pub positions: u64,
+    /// Bytes asked for.
+    pub bytes: u64,
+    /// Why the allocation failed.
+    pub cause: std::io::Error,
+}
+
+impl AllocError {
+    /// The failure to allocate `len` elements of `T` for `what` of tier `tier`
+    /// (`positions` positions).
+    pub(crate) fn new<T>(
+        tier: u8,
+        what: &'static str,
+        positions: u64,
+        len: usize,
+        cause: std::io::Error,
+    ) -> Self {
+        AllocError {
+            tier,
+            what,
+            positions,
+            bytes: (len as u64).saturating_mul(std::mem::size_of::<T>() as u64),
+            cause,
+        }
+    }
+}
+
+/// A vector of `len` elements made by `f`, or an error if its memory cannot be reserved.
+pub(crate) fn try_vec<T>(
+    len: usize,
+    f: impl FnMut(usize) -> T,
+) -> Result<Vec<T>, std::collections::TryReserveError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)?;
+    v.extend((0..len).map(f));
+    Ok(v)
+}
+
+/// A failed reservation as an I/O error (out of memory).
+pub(crate) trait IntoIo {
+    fn into_io(self) -> std::io::Error;
+}
+
+impl IntoIo for std::collections::TryReserveError {
+    fn into_io(self) -> std::io::Error {
+        std::io::Error::new(std::io::ErrorKind::OutOfMemory, self.to_string())
+    }
+}
+
+/// What stops a tier solved (or verified) from slices of its lower tiers: an allocation, or
+/// a lower tier that cannot be read.
+#[derive(Debug, Error)]
+pub enum SolveError {
+    /// An array of the solver, or the slice buffer, could not be allocated.
+    #[error(transparent)]
+    Alloc(#[from] AllocError),
+    /// The scores of a lower tier could not be read.
+    #[error(transparent)]
+    Lower(#[from] oware_db::Error),
+}

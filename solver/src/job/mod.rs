@@ -1,0 +1,6 @@
+//! The jobs: `generate` (solve tiers into a directory of tables, resumably) and deep
+//! verification (re-prove every score of a directory), each one driver for one process or
+//! many ranks.
+
+pub(crate) mod deep;
+pub(crate) mod generate;
