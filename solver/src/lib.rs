@@ -28,12 +28,11 @@ pub use dir::write::{write_table_parallel, DEFAULT_BATCH_BLOCKS};
 pub use dir::SCRATCH_DIR;
 pub use error::{AllocError, SolveError};
 pub use job::deep::{
-    verify_deep_over, verify_deep_with, DeepReport, TierVerdict, VerifyError, VerifyObserver,
-    VerifyOptions,
+    verify_deep, DeepReport, TierVerdict, VerifyError, VerifyObserver, VerifyOptions,
 };
 pub use job::generate::{
-    generate, generate_with, DistributedStats, GenerateError, GenerateObserver, GenerateOptions,
-    SolvedStats, TierReport,
+    generate, DistributedStats, GenerateError, GenerateObserver, GenerateOptions, SolvedStats,
+    TierReport,
 };
 pub use lower::slice::{cut_slices, Piece, ScoreSource, Slice, TableSource, SLICE_ALIGN};
 pub use lower::LowerTiers;

@@ -35,7 +35,7 @@ pub fn partition_memory(positions: u64, ranks: usize) -> u64 {
     rank_bytes(positions.div_ceil(ranks.max(1) as u64)) + 4096
 }
 
-/// Bytes of memory [`generate_with`](crate::generate_with) needs on one rank to solve a tier
+/// Bytes of memory [`generate`](crate::generate) needs on one rank to solve a tier
 /// of `positions` positions over `ranks` ranks (1: in this process alone): the solver's cells
 /// and frontier and, over several ranks, the exchange buffers of the default batch; lower
 /// tiers not included (over several ranks, each holds its share of them besides).
@@ -220,7 +220,7 @@ pub fn verify_memory(positions: u64) -> u64 {
     positions + positions / 4 + positions / (crate::granule::LEVEL_GRANULE as u64 / 8) + 4096
 }
 
-/// Bytes a deep verification of tiers up to `max` ([`verify_deep_with`](crate::verify_deep_with))
+/// Bytes a deep verification of tiers up to `max` ([`verify_deep`](crate::verify_deep))
 /// holds at its peak at full speed: at the tier that dominates, its scores and verification
 /// state ([`verify_memory`]) and the scores of its capture window held whole
 /// ([`window_bytes`]). Returns `(tier, bytes)`.

@@ -5,10 +5,10 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use oware_db::Rules;
-use oware_solver::distributed::ThreadComm;
+use oware_solver::distributed::{LocalComm, ThreadComm};
 use oware_solver::{
-    generate, generate_with, DirLock, GenerateError, GenerateObserver, GenerateOptions, LockError,
-    Phase, Progress, TierReport, LOCK_FILE, SCRATCH_DIR,
+    generate, DirLock, GenerateError, GenerateObserver, GenerateOptions, LockError, Phase,
+    Progress, TierReport, LOCK_FILE, SCRATCH_DIR,
 };
 
 /// Reports nothing; when `fail_tier` is set, makes the write of that tier fail as on a full
@@ -91,7 +91,7 @@ fn a_held_lock_refuses_a_second_writer_on_every_rank() {
     std::fs::create_dir_all(&dir).unwrap();
     let lock = DirLock::acquire(&dir).unwrap();
     let me = Some(std::process::id());
-    let err = generate(&options(&dir, 4), &observer(&dir, None)).unwrap_err();
+    let err = generate(&LocalComm, &options(&dir, 4), &observer(&dir, None)).unwrap_err();
     assert!(
         matches!(&err, GenerateError::Locked(LockError::Held { pid, .. }) if *pid == me),
         "{err}"
@@ -106,13 +106,13 @@ fn a_held_lock_refuses_a_second_writer_on_every_rank() {
     );
     let opts = options(&dir, 4);
     let results = ThreadComm::run(3, |c| {
-        let r = generate_with(c, &opts, &observer(&dir, None));
+        let r = generate(c, &opts, &observer(&dir, None));
         matches!(r, Err(GenerateError::Locked(LockError::Held { pid, .. })) if pid == me)
     });
     assert_eq!(results, [true, true, true]);
     assert_eq!(names(&dir), [LOCK_FILE]);
     drop(lock);
-    generate(&options(&dir, 4), &observer(&dir, None)).unwrap();
+    generate(&LocalComm, &options(&dir, 4), &observer(&dir, None)).unwrap();
     assert!(only_complete_tiers(&dir, 4));
 }
 
@@ -120,7 +120,7 @@ fn a_held_lock_refuses_a_second_writer_on_every_rank() {
 fn a_dead_writers_leftovers_are_removed() {
     let tmp = tempfile::tempdir().unwrap();
     let clean = tmp.path().join("clean");
-    generate(&options(&clean, 9), &observer(&clean, None)).unwrap();
+    generate(&LocalComm, &options(&clean, 9), &observer(&clean, None)).unwrap();
     let dir = tmp.path().join("t");
     std::fs::create_dir_all(dir.join(SCRATCH_DIR).join("rank-1")).unwrap();
     // A lock file naming a process that no longer holds the lock blocks nobody.
@@ -128,7 +128,7 @@ fn a_dead_writers_leftovers_are_removed() {
     std::fs::write(dir.join(SCRATCH_DIR).join("tier-00.scores"), b"junk").unwrap();
     std::fs::write(dir.join("tier-03.owt.tmp"), b"partial").unwrap();
     std::fs::write(dir.join("manifest.json.tmp"), b"{").unwrap();
-    generate(&options(&dir, 9), &observer(&dir, None)).unwrap();
+    generate(&LocalComm, &options(&dir, 9), &observer(&dir, None)).unwrap();
     assert!(only_complete_tiers(&dir, 9), "{:?}", names(&dir));
     assert!(tables(&dir, 9) == tables(&clean, 9));
 }
@@ -138,13 +138,13 @@ fn a_dead_writers_leftovers_are_removed() {
 fn a_failed_write_leaves_complete_tiers_only_and_the_rerun_matches() {
     let tmp = tempfile::tempdir().unwrap();
     let clean = tmp.path().join("clean");
-    generate(&options(&clean, 10), &observer(&clean, None)).unwrap();
+    generate(&LocalComm, &options(&clean, 10), &observer(&clean, None)).unwrap();
     let dir = tmp.path().join("t");
     let opts = options(&dir, 10);
-    let err = generate(&opts, &observer(&dir, Some(8))).unwrap_err();
+    let err = generate(&LocalComm, &opts, &observer(&dir, Some(8))).unwrap_err();
     assert!(err.to_string().contains("tier-08.owt.tmp"), "{err}");
     assert!(only_complete_tiers(&dir, 7), "{:?}", names(&dir));
-    generate(&opts, &observer(&dir, None)).unwrap();
+    generate(&LocalComm, &opts, &observer(&dir, None)).unwrap();
     assert!(only_complete_tiers(&dir, 10), "{:?}", names(&dir));
     assert!(tables(&dir, 10) == tables(&clean, 10));
 }

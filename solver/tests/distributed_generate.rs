@@ -1,14 +1,13 @@
-//! `generate_with` over simulated ranks writes the same tables as a single process, each
+//! `generate` over simulated ranks writes the same tables as a single process, each
 //! rank holding only its share of every tier, and resumes per tier like it; a rank that
 //! fails stops every rank with an error.
 
 use std::path::Path;
 
 use oware_db::Rules;
-use oware_solver::distributed::{Comm, ThreadComm};
+use oware_solver::distributed::{Comm, LocalComm, ThreadComm};
 use oware_solver::{
-    generate, generate_with, GenerateError, GenerateObserver, GenerateOptions, Phase, Progress,
-    TierReport,
+    generate, GenerateError, GenerateObserver, GenerateOptions, Phase, Progress, TierReport,
 };
 
 struct Silent;
@@ -54,7 +53,7 @@ fn ranks_write_the_tables_of_one_process_and_resume() {
     for rules in ["abapa", "awari"] {
         let tmp = tempfile::tempdir().unwrap();
         let single = tmp.path().join("single");
-        generate(&options(&single, rules, max), &Silent).unwrap();
+        generate(&LocalComm, &options(&single, rules, max), &Silent).unwrap();
         let expected = tables(&single, max);
         // Small exchanges on some: updates and look-ups in many bounded sub-rounds.
         for (ranks, batch) in [
@@ -70,9 +69,8 @@ fn ranks_write_the_tables_of_one_process_and_resume() {
                 exchange_batch: batch,
                 ..options(&dir, rules, top)
             };
-            let results = ThreadComm::run(ranks, |c| {
-                generate_with(c, &opts, &Silent).map(|r| solved(&r))
-            });
+            let results =
+                ThreadComm::run(ranks, |c| generate(c, &opts, &Silent).map(|r| solved(&r)));
             for (r, res) in results.iter().enumerate() {
                 assert_eq!(
                     res.as_ref().ok(),
@@ -93,7 +91,7 @@ fn ranks_write_the_tables_of_one_process_and_resume() {
             let mid = bytes.len() / 2;
             bytes[mid] ^= 0x40;
             std::fs::write(&nine, bytes).unwrap();
-            let reports = ThreadComm::run(ranks, |c| generate_with(c, &opts, &Silent).unwrap());
+            let reports = ThreadComm::run(ranks, |c| generate(c, &opts, &Silent).unwrap());
             assert!(
                 reports.iter().all(|r| solved(r) == 2),
                 "{rules}, {ranks} ranks"
@@ -110,13 +108,13 @@ fn ranks_write_the_tables_of_one_process_and_resume() {
 fn a_failing_rank_stops_every_rank() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("t");
-    generate(&options(&dir, "abapa", 4), &Silent).unwrap();
+    generate(&LocalComm, &options(&dir, "abapa", 4), &Silent).unwrap();
     // Rank 1 is asked for other rules: it alone finds the directory's tables wrong.
     let abapa = options(&dir, "abapa", 8);
     let awari = options(&dir, "awari", 8);
     let results = ThreadComm::run(3, |c| {
         let opts = if c.rank() == 1 { &awari } else { &abapa };
-        generate_with(c, opts, &Silent).map(|_| ())
+        generate(c, opts, &Silent).map(|_| ())
     });
     assert!(
         matches!(results[1], Err(GenerateError::RulesMismatch { .. })),
@@ -142,7 +140,7 @@ fn a_share_too_large_is_refused_with_the_figures() {
         memory_limit: Some(3 << 20),
         ..options(&dir, "abapa", 14)
     };
-    let results = ThreadComm::run(2, |c| generate_with(c, &opts, &Silent).map(|_| ()));
+    let results = ThreadComm::run(2, |c| generate(c, &opts, &Silent).map(|_| ()));
     for (r, res) in results.iter().enumerate() {
         match res {
             Err(e @ GenerateError::RankTooLarge { rank, ranks: 2, .. }) => {

@@ -5,10 +5,10 @@
 use std::path::Path;
 
 use oware_db::{IndexKind, Manifest, Rules, Table, TierCheck, WriteOptions};
-use oware_solver::distributed::ThreadComm;
+use oware_solver::distributed::{LocalComm, ThreadComm};
 use oware_solver::{
-    generate, verify_deep_over, verify_deep_with, CheckObserver, GenerateObserver, GenerateOptions,
-    NoProgress, Phase, Progress, TierReport, TierVerdict, VerifyObserver, VerifyOptions,
+    generate, verify_deep, CheckObserver, GenerateObserver, GenerateOptions, NoProgress, Phase,
+    Progress, TierReport, TierVerdict, VerifyObserver, VerifyOptions,
 };
 
 struct Silent;
@@ -45,7 +45,7 @@ fn generated(dir: &Path, rules: &Rules, max: u8) {
         slice_bytes: None,
         exchange_batch: None,
     };
-    generate(&opts, &Silent).unwrap();
+    generate(&LocalComm, &opts, &Silent).unwrap();
 }
 
 fn options(
@@ -113,12 +113,12 @@ fn ranks_verify_as_one_process() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("t");
         generated(&dir, &rules, max);
-        let one = verify_deep_with(&options(&dir, &rules, 3..=max, None), &Silent).unwrap();
+        let one = verify_deep(&LocalComm, &options(&dir, &rules, 3..=max, None), &Silent).unwrap();
         assert!(one.is_ok());
         let want: Vec<String> = one.verdicts.iter().map(summary).collect();
         for (ranks, batch) in [(2, Some(256)), (3, None), (4, Some(1000))] {
             let opts = options(&dir, &rules, 3..=max, batch);
-            let reports = ThreadComm::run(ranks, |c| verify_deep_over(c, &opts, &Silent).unwrap());
+            let reports = ThreadComm::run(ranks, |c| verify_deep(c, &opts, &Silent).unwrap());
             for (r, rep) in reports.iter().enumerate() {
                 assert!(rep.is_ok(), "{rules}, {ranks} ranks, rank {r}");
                 let got: Vec<String> = rep.verdicts.iter().map(summary).collect();
@@ -130,14 +130,14 @@ fn ranks_verify_as_one_process() {
         }
         // Every tier re-proved: every tier recorded.
         let opts = options(&dir, &rules, 0..=max, Some(300));
-        let reports = ThreadComm::run(2, |c| verify_deep_over(c, &opts, &Silent).unwrap());
+        let reports = ThreadComm::run(2, |c| verify_deep(c, &opts, &Silent).unwrap());
         assert_eq!(reports[0].recorded, (0..=max).collect::<Vec<_>>());
         // Recorded tiers are not re-proved unless asked.
         let opts = VerifyOptions {
             again: false,
             ..options(&dir, &rules, 0..=max, None)
         };
-        let reports = ThreadComm::run(3, |c| verify_deep_over(c, &opts, &Silent).unwrap());
+        let reports = ThreadComm::run(3, |c| verify_deep(c, &opts, &Silent).unwrap());
         assert!(reports[0].verdicts[3..]
             .iter()
             .all(|v| matches!(v, TierVerdict::Recorded { .. })));
@@ -151,13 +151,13 @@ fn ranks_verify_as_one_process() {
             let len = s.len();
             s[len - 1] = s[len - 1].saturating_add(1);
         });
-        let one = verify_deep_with(&options(&dir, &rules, 0..=max, None), &Silent).unwrap();
+        let one = verify_deep(&LocalComm, &options(&dir, &rules, 0..=max, None), &Silent).unwrap();
         assert!(!one.is_ok());
         let want: Vec<String> = one.verdicts.iter().map(summary).collect();
         assert!(want.last().unwrap().starts_with("verified 9"), "{want:?}");
         for ranks in [2, 5] {
             let opts = options(&dir, &rules, 0..=max, Some(500));
-            let reports = ThreadComm::run(ranks, |c| verify_deep_over(c, &opts, &Silent).unwrap());
+            let reports = ThreadComm::run(ranks, |c| verify_deep(c, &opts, &Silent).unwrap());
             let got: Vec<String> = reports[0].verdicts.iter().map(summary).collect();
             assert_eq!(got, want, "{rules}, {ranks} ranks, changed tier 9");
             assert!(!reports[1].is_ok());

@@ -5,14 +5,15 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use oware_db::{
     tier_file_name, Compression, IndexKind, Manifest, Rules, Table, TierIndex, MAX_SEEDS,
 };
-use oware_solver::{generate, GenerateOptions, TierReport};
+use oware_solver::{GenerateOptions, TierReport};
 
 use super::common::{parse_threads, tables_rules};
 use super::progress::{solve_phase, Bars};
+use super::ranks::run_on_ranks;
 
 /// Arguments of `oware generate`.
 #[derive(clap::Args)]
@@ -40,9 +41,10 @@ pub struct Args {
     pub quiet: bool,
 }
 
-/// Runs `oware generate`.
+/// Runs `oware generate`, on one process or as one rank of an MPI job
+/// ([`run_on_ranks`]): every rank solves its share of each tier, rank 0 writes the tables and
+/// shows the progress.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    refuse_mpi_job_without_mpi()?;
     // Before any thread starts: an interrupt removes the run's temporaries.
     crate::signals::clean_up_on_signals();
     let total: u64 = (0..=args.max_seeds)
@@ -65,21 +67,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         exchange_batch: exchange_batch_from_env()?,
     };
     let start = Instant::now();
-    #[cfg(feature = "mpi")]
-    if launched_by_mpi() {
-        return run_mpi(&args, &opts, total, start);
-    }
-    let observer = Bars::new(args.quiet, total, "all tiers", solve_phase);
-    let mut builder = rayon::ThreadPoolBuilder::new();
-    if let Some(t) = args.threads {
-        builder = builder.num_threads(t.max(1));
-    }
-    let pool = builder.build().context("cannot start worker threads")?;
-    let reports = pool
-        .install(|| generate(&opts, &observer))
-        .map_err(|e| crate::commands::common::generate_error(e, &args.dir))?;
-    finish(&args, &opts, &observer, &reports, start);
-    Ok(ExitCode::SUCCESS)
+    run_on_ranks(args.threads, args.quiet, |comm| {
+        let root = comm.rank() == 0;
+        let observer = Bars::new(args.quiet || !root, total, "all tiers", solve_phase);
+        let reports = oware_solver::generate(comm, &opts, &observer).map_err(|e| {
+            observer.finish();
+            crate::commands::common::generate_error(e, &args.dir)
+        })?;
+        if root {
+            finish(&args, &opts, &observer, &reports, start);
+        }
+        Ok(ExitCode::SUCCESS)
+    })
 }
 
 /// `OWARE_SLICE_BYTES`: compute every tier's exits in slices of at most that many bytes of
@@ -145,101 +144,6 @@ fn resolve_compression(
         (Some((_, f)), None) => Ok(f),
         (_, a) => Ok(a.unwrap_or_default()),
     }
-}
-
-/// The number of processes of the MPI job that started this one, as its launcher tells
-/// (Open MPI, MPICH or a PMIx launcher), if any.
-fn mpi_job_size() -> Option<u64> {
-    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"]
-        .iter()
-        .find_map(|v| std::env::var(v).ok()?.trim().parse().ok())
-}
-
-/// Refuses to run as one of several processes of an MPI job in a binary built without the
-/// cargo feature `mpi`: each would run alone, over the same directory.
-///
-/// # Errors
-/// This binary lacks MPI and was started as one of several processes by `mpirun`.
-pub(crate) fn refuse_mpi_job_without_mpi() -> anyhow::Result<()> {
-    if cfg!(not(feature = "mpi")) && mpi_job_size().is_some_and(|n| n > 1) {
-        bail!(
-            "started by mpirun as one of {} processes, but this oware was built without MPI: \
-             build it with `cargo build --release --features mpi`",
-            mpi_job_size().unwrap_or(0)
-        );
-    }
-    Ok(())
-}
-
-/// Whether this process was started by `mpirun` (Open MPI, MPICH or a PMIx launcher).
-#[cfg(feature = "mpi")]
-pub(crate) fn launched_by_mpi() -> bool {
-    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"]
-        .iter()
-        .any(|v| std::env::var_os(v).is_some())
-}
-
-/// `generate` as one rank of an MPI job: every rank solves its index range of each tier,
-/// rank 0 writes the tables and reports progress.
-#[cfg(feature = "mpi")]
-fn run_mpi(
-    args: &Args,
-    opts: &GenerateOptions,
-    total: u64,
-    start: Instant,
-) -> anyhow::Result<ExitCode> {
-    use oware_solver::distributed::{Comm, MpiComm};
-    use oware_solver::GenerateError;
-    let comm = MpiComm::init().context("cannot initialise MPI (funneled threading)")?;
-    let mut builder = rayon::ThreadPoolBuilder::new();
-    if let Some(t) = args.threads {
-        builder = builder.num_threads(t.max(1));
-    }
-    builder
-        .build_global()
-        .context("cannot start worker threads")?;
-    let observer = Bars::new(
-        args.quiet || comm.rank() != 0,
-        total,
-        "all tiers",
-        solve_phase,
-    );
-    // MPI is called from this (main) thread only: no `install` onto a pool thread.
-    let reports = match oware_solver::generate_with(&comm, opts, &observer) {
-        Ok(reports) => reports,
-        Err(GenerateError::Locked(e)) => {
-            // Every rank learns it together; rank 0 tells.
-            observer.finish();
-            if comm.rank() == 0 {
-                eprintln!("error: {e}");
-            }
-            let held = matches!(e, oware_solver::LockError::Held { .. });
-            comm.abort(if held { 2 } else { 1 })
-        }
-        Err(GenerateError::RankFailed { .. }) => {
-            // The rank that failed tells why; every rank stopped with it.
-            observer.finish();
-            comm.abort(1)
-        }
-        Err(e) => {
-            // The other ranks may wait for this one forever: report, then end the job.
-            observer.finish();
-            eprintln!(
-                "error: rank {}: generating into {}: {e}",
-                comm.rank(),
-                args.dir.display()
-            );
-            comm.abort(1)
-        }
-    };
-    let peaks = crate::commands::progress::rank_peaks(&comm);
-    if let Some(peaks) = peaks {
-        finish(args, opts, &observer, &reports, start);
-        if !args.quiet {
-            eprintln!("{peaks}");
-        }
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// Clears the bars and prints the summary line.

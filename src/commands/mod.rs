@@ -6,6 +6,7 @@ pub mod info;
 pub mod json;
 pub mod probe;
 pub mod progress;
+pub mod ranks;
 pub mod recompress;
 pub mod romein;
 pub mod serve;

@@ -4,7 +4,7 @@
 //!   trailer and the manifest, and the tier sequence for gaps ([`oware_solver::check_tiers`],
 //!   printed by [`checks`]);
 //! - `--deep`: every stored score re-proved, lowest tier first
-//!   ([`oware_solver::verify_deep_with`], shown by [`deep`]);
+//!   ([`oware_solver::verify_deep`], shown by [`deep`]);
 //! - `--start`: the start position (or the smaller one with K seeds per house) evaluated
 //!   from the tables, optionally generating and deep-verifying what it needs ([`start`]).
 
@@ -101,21 +101,21 @@ fn parse_tiers(s: &str) -> Result<RangeInclusive<u8>, String> {
 /// threads cannot start, or (deep, start) the verification does not fit in memory.
 /// Failed checks are not errors: they are reported and the exit status is 1.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    crate::commands::generate::refuse_mpi_job_without_mpi()?;
+    crate::commands::ranks::refuse_mpi_job_without_mpi()?;
     if args.start && args.generate {
         // It writes tables: an interrupt leaves complete tiers only, as `generate`'s does.
         crate::signals::clean_up_on_signals();
     }
-    #[cfg(feature = "mpi")]
-    if args.deep && !args.start && crate::commands::generate::launched_by_mpi() {
-        // MPI is called from the main thread only: no `install` onto a pool thread.
-        return deep::run_mpi(&args);
+    if args.deep && !args.start {
+        // One process, or one rank of an MPI job.
+        let quiet = args.quiet || args.json;
+        return crate::commands::ranks::run_on_ranks(args.threads, quiet, |comm| {
+            deep::run(comm, &args)
+        });
     }
     pool(args.threads)?.install(|| {
         if args.start {
             start::run(&args)
-        } else if args.deep {
-            deep::run(&args)
         } else {
             checks::run(&args)
         }

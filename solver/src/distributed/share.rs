@@ -37,6 +37,11 @@ impl LowerShare {
         LowerShare { rank, tiers }
     }
 
+    /// The rank whose share this is.
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+
     /// The split of tier `tier` over the ranks.
     pub fn partition(&self, tier: u8) -> Partition {
         self.tiers[tier as usize].1

@@ -4,3 +4,4 @@
 
 pub(crate) mod deep;
 pub(crate) mod generate;
+pub(crate) mod ranks;

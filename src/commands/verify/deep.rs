@@ -1,5 +1,5 @@
 //! `oware verify --deep`: every stored score re-proved, lowest tier first, each tier's table
-//! checksum-verified before its scores are used ([`oware_solver::verify_deep_with`]); this
+//! checksum-verified before its scores are used ([`oware_solver::verify_deep`]); this
 //! module shows its progress and prints its report.
 
 use std::ops::RangeInclusive;
@@ -7,10 +7,10 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use oware_db::{tier_size, IndexKind, Manifest, Rules, TierCheck};
-use oware_solver::distributed::{Comm, LocalComm};
+use oware_solver::distributed::Comm;
 use oware_solver::{
-    verify_deep_over, CheckObserver, DeepReport, Mismatch, MismatchKind, Phase, Progress,
-    TierVerdict, VerifyObserver, VerifyOptions, VerifyReport,
+    CheckObserver, DeepReport, Mismatch, MismatchKind, Phase, Progress, TierVerdict,
+    VerifyObserver, VerifyOptions, VerifyReport,
 };
 use serde_json::{json, Value};
 
@@ -205,8 +205,8 @@ impl VerifyObserver for View<'_> {
     }
 }
 
-/// Deep-verifies tiers `range` of `dir` under `rules` ([`verify_deep_over`] on the ranks of
-/// `comm`, [`oware_solver::verify_deep_with`] on one), showing its progress on `bars` and
+/// Deep-verifies tiers `range` of `dir` under `rules` ([`oware_solver::verify_deep`] on the
+/// ranks of `comm`), showing its progress on `bars` and
 /// printing one line per tier on stdout (if `print`).
 ///
 /// # Errors
@@ -231,7 +231,7 @@ pub(super) fn verify_deep(
         exchange_batch: crate::commands::generate::exchange_batch_from_env()?,
     };
     let view = View { bars, print, range };
-    let report: DeepReport = verify_deep_over(comm, &opts, &view)?;
+    let report: DeepReport = oware_solver::verify_deep(comm, &opts, &view)?;
     if !report.started() {
         for v in &report.verdicts {
             if let TierVerdict::CheckFailed(c) = v {
@@ -262,46 +262,13 @@ pub(super) fn verify_deep(
     })
 }
 
-/// Runs `oware verify --deep`.
+/// Runs `oware verify --deep` on the ranks of `comm`: every rank re-proves its share of each
+/// tier; rank 0 shows the progress and prints the report.
 ///
 /// # Errors
 /// The directory or manifest cannot be read, the rules differ from the tables', or the
 /// verification does not fit in memory.
-pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    run_with(&LocalComm, args)
-}
-
-/// `oware verify --deep` as one rank of an MPI job: every rank re-proves its share of each
-/// tier; rank 0 shows the progress and prints the report. An error ends the whole job.
-#[cfg(feature = "mpi")]
-pub(super) fn run_mpi(args: &Args) -> anyhow::Result<ExitCode> {
-    use anyhow::Context;
-    use oware_solver::distributed::MpiComm;
-    let comm = MpiComm::init().context("cannot initialise MPI (funneled threading)")?;
-    let mut builder = rayon::ThreadPoolBuilder::new();
-    if let Some(t) = args.threads {
-        builder = builder.num_threads(t.max(1));
-    }
-    builder
-        .build_global()
-        .context("cannot start worker threads")?;
-    match run_with(&comm, args) {
-        Ok(code) => {
-            let peaks = crate::commands::progress::rank_peaks(&comm);
-            if let Some(peaks) = peaks.filter(|_| !args.quiet && !args.json) {
-                eprintln!("{peaks}");
-            }
-            Ok(code)
-        }
-        Err(e) => {
-            eprintln!("error: rank {}: {e:#}", comm.rank());
-            comm.abort(1)
-        }
-    }
-}
-
-/// `oware verify --deep` on the ranks of `comm`: only rank 0 prints.
-fn run_with(comm: &dyn Comm, args: &Args) -> anyhow::Result<ExitCode> {
+pub(super) fn run(comm: &dyn Comm, args: &Args) -> anyhow::Result<ExitCode> {
     let root = comm.rank() == 0;
     let dir = &args.dir;
     let manifest = Manifest::load(dir)?;

@@ -154,7 +154,8 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             slice_bytes: None,
             exchange_batch: None,
         };
-        generate(&opts, &bars).map_err(|e| crate::commands::common::generate_error(e, dir))?;
+        generate(&oware_solver::distributed::LocalComm, &opts, &bars)
+            .map_err(|e| crate::commands::common::generate_error(e, dir))?;
         bars.finish();
         let s = t0.elapsed().as_secs_f64();
         if !args.json {

@@ -1,0 +1,350 @@
+//! Where a deep verification keeps the tiers it has re-proved ([`Held`]), and how it reads
+//! and re-proves a tier with them: the one part of the driver that differs between one
+//! process and several ranks.
+
+use std::time::Instant;
+
+use oware_db::{IndexKind, Position, Table, TierIndex};
+
+use super::{agree_db, VerifyError, VerifyObserver, VerifyOptions};
+use crate::distributed::{verify_tier_local, Comm, LocalScores, LowerShare, PartitionConfig};
+use crate::job::ranks::tier_batch;
+use crate::lower::slice::{ScoreSource, TableSource};
+use crate::lower::LowerTiers;
+use crate::memory::{available_memory, exchange_memory, plan_verify, verify_memory, ExitPlan};
+use crate::verify::{mismatch_with, verify_tier_in_place, VerifyLower, VerifyReport, LISTED};
+
+/// The tiers a rank keeps for the tiers above them.
+pub(super) enum Held {
+    /// One process: whole tiers in memory, for the tiers of the range planned to read their
+    /// lower tiers from memory; the others read them from the tables in slices.
+    Process {
+        common: Common,
+        lower: LowerTiers,
+        /// The plan of each tier of the range, from its first.
+        plans: Vec<ExitPlan>,
+    },
+    /// One of several ranks: its share of every tier a later tier's captures reach.
+    Ranks {
+        common: Common,
+        share: LowerShare,
+        config: PartitionConfig,
+    },
+}
+
+/// What every rank knows of the verification.
+pub(super) struct Common {
+    opts: VerifyOptions,
+    available: u64,
+    source: TableSource,
+}
+
+impl Held {
+    /// Nothing held yet; on one process, every tier of the range planned.
+    ///
+    /// # Errors
+    /// [`VerifyError::TooLarge`] on one process when a tier of the range does not fit even
+    /// with its lower tiers in the smallest slices.
+    pub(super) fn new(comm: &dyn Comm, opts: &VerifyOptions) -> Result<Self, VerifyError> {
+        let available = opts.memory_limit.unwrap_or_else(available_memory);
+        let common = Common {
+            opts: opts.clone(),
+            available,
+            source: TableSource::new(&opts.dir),
+        };
+        if comm.size() > 1 {
+            let batch = opts
+                .exchange_batch
+                .unwrap_or(PartitionConfig::default().batch)
+                .max(1);
+            return Ok(Held::Ranks {
+                common,
+                share: LowerShare::new(comm.rank(), comm.size()),
+                config: PartitionConfig {
+                    batch,
+                    ..PartitionConfig::default()
+                },
+            });
+        }
+        // Once a tier reads its lower tiers in slices, the tiers above it do too (they hold
+        // no lower tier in memory).
+        let mut plans = Vec::new();
+        let mut sliced = false;
+        for n in opts.tiers.clone() {
+            let plan = plan_verify(&opts.rules, n, available, opts.slice_bytes).map_err(|p| {
+                VerifyError::TooLarge {
+                    tier: n,
+                    needed: p.needed(),
+                    own: p.own,
+                    lower: p.lower,
+                    available,
+                }
+            })?;
+            let mut exits = plan.exits;
+            if sliced && exits == ExitPlan::Resident {
+                exits = ExitPlan::Sliced {
+                    slice_bytes: available - plan.own,
+                };
+            }
+            sliced |= matches!(exits, ExitPlan::Sliced { .. });
+            plans.push(exits);
+        }
+        Ok(Held::Process {
+            common,
+            lower: LowerTiers::new(),
+            plans,
+        })
+    }
+
+    fn common(&self) -> &Common {
+        match self {
+            Held::Process { common, .. } | Held::Ranks { common, .. } => common,
+        }
+    }
+
+    /// Whether tier `t` is read from what is held by a tier `m >= from` of the range.
+    pub(super) fn read_from(&self, t: u8, from: u8) -> bool {
+        let opts = &self.common().opts;
+        let (a, b) = (*opts.tiers.start(), *opts.tiers.end());
+        (from.max(a).max(t + 1)..=b).any(|m| {
+            let held = match self {
+                Held::Process { plans, .. } => plans[usize::from(m - a)] == ExitPlan::Resident,
+                Held::Ranks { .. } => true,
+            };
+            held && opts.rules.capture_window(m).contains(&t)
+        })
+    }
+
+    /// Drops the tiers that no tier from `n` on reads from what is held.
+    pub(super) fn drop_unread(&mut self, n: u8) {
+        let unread: Vec<u8> = (0..n).filter(|&t| !self.read_from(t, n)).collect();
+        match self {
+            Held::Process { lower, .. } => {
+                for t in unread {
+                    if lower.holds(t) {
+                        lower.set(t, None);
+                    }
+                }
+            }
+            Held::Ranks { share, .. } => {
+                for t in unread {
+                    if share.holds(t) {
+                        share.remove(t);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Over several ranks, refuses tier `n` when a rank's range of it (and, when
+    /// `verifying`, its verification state), beside the share it holds, does not fit its
+    /// memory: every rank stops. One process planned every tier at the start.
+    pub(super) fn check_memory(
+        &self,
+        comm: &dyn Comm,
+        n: u8,
+        verifying: bool,
+    ) -> Result<(), VerifyError> {
+        let Held::Ranks {
+            common,
+            share,
+            config,
+        } = self
+        else {
+            return Ok(());
+        };
+        let range = share.partition(n).range(comm.rank());
+        let size = TierIndex::new(n, IndexKind::Reachable).size();
+        let batch = tier_batch(config.batch, size, comm.size());
+        let own = if verifying {
+            verify_memory(range.end - range.start) + exchange_memory(batch)
+        } else {
+            range.end - range.start
+        };
+        let held = share.bytes();
+        let short = own + held > common.available;
+        if comm.all_reduce_max(u64::from(short)) > 0 {
+            return Err(VerifyError::TooLarge {
+                tier: n,
+                needed: own + held,
+                own,
+                lower: held,
+                available: common.available,
+            });
+        }
+        Ok(())
+    }
+
+    /// Reads this rank's scores of tier `n`: one process the whole table that rank 0
+    /// checked (`checked`), each of several ranks its own range. A range that a rank cannot
+    /// read makes the tier unreadable on every rank.
+    pub(super) fn read(
+        &self,
+        comm: &dyn Comm,
+        n: u8,
+        checked: Option<Table>,
+    ) -> Result<Vec<i8>, oware_db::Error> {
+        match self {
+            Held::Process { .. } => match checked {
+                Some(table) => crate::dir::read::read_table(&table),
+                None => Err(oware_db::Error::InvalidState(format!(
+                    "tier {n}: no checked table"
+                ))),
+            },
+            Held::Ranks { common, share, .. } => {
+                let rank = comm.rank();
+                let range = share.partition(n).range(rank);
+                let path = common.opts.dir.join(oware_db::tier_file_name(n));
+                let read = Table::open(&path).and_then(|t| {
+                    let mut s = vec![0i8; (range.end - range.start) as usize];
+                    crate::dir::read::read_range_parallel(&t, range.start, &mut s)?;
+                    t.release_pages();
+                    Ok(s)
+                });
+                let message = match &read {
+                    Ok(_) => String::new(),
+                    Err(e) => format!("rank {rank}: {e}"),
+                };
+                let messages = comm.all_gather_bytes(message.as_bytes());
+                match read {
+                    Ok(s) if messages.iter().all(Vec::is_empty) => Ok(s),
+                    _ => Err(oware_db::Error::InvalidState(
+                        messages
+                            .iter()
+                            .find(|m| !m.is_empty())
+                            .map(|m| String::from_utf8_lossy(m).into_owned())
+                            .unwrap_or_default(),
+                    )),
+                }
+            }
+        }
+    }
+
+    /// Re-proves this rank's `scores` of tier `n` from what is held (one process: or from
+    /// slices of the tables). Every rank gets the tier's counts; rank 0 the details of its
+    /// first mismatches.
+    pub(super) fn verify(
+        &mut self,
+        comm: &dyn Comm,
+        n: u8,
+        scores: &mut [i8],
+        observer: &dyn VerifyObserver,
+    ) -> Result<VerifyReport, VerifyError> {
+        match self {
+            Held::Process {
+                common,
+                lower,
+                plans,
+            } => {
+                let a = *common.opts.tiers.start();
+                let lower_scores = match plans[usize::from(n - a)] {
+                    ExitPlan::Resident => {
+                        lower.pad(n);
+                        VerifyLower::Resident(lower)
+                    }
+                    ExitPlan::Sliced { slice_bytes } => VerifyLower::Sliced {
+                        source: &common.source,
+                        slice_bytes,
+                    },
+                };
+                Ok(verify_tier_in_place(
+                    &common.opts.rules,
+                    n,
+                    scores,
+                    lower_scores,
+                    Some(&common.source),
+                    observer,
+                )?)
+            }
+            Held::Ranks {
+                common,
+                share,
+                config,
+            } => {
+                let t = Instant::now();
+                let index = TierIndex::new(n, IndexKind::Reachable);
+                let size = index.size();
+                let rules = &common.opts.rules;
+                let range = share.partition(n).range(comm.rank());
+                let config = PartitionConfig {
+                    batch: tier_batch(config.batch, size, comm.size()),
+                    ..*config
+                };
+                let local = verify_tier_local(
+                    comm,
+                    rules,
+                    n,
+                    range.start,
+                    scores,
+                    share,
+                    &config,
+                    observer,
+                )?;
+                let nonzero = comm.all_reduce_sum(local.nonzero);
+                let mismatches = comm.all_reduce_sum(local.mismatches);
+                let bytes: Vec<u8> = local.first.iter().flat_map(|i| i.to_le_bytes()).collect();
+                let mut first: Vec<u64> = comm
+                    .all_gather_bytes(&bytes)
+                    .iter()
+                    .flat_map(|p| {
+                        p.chunks_exact(8)
+                            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
+                            .collect::<Vec<_>>()
+                    })
+                    .collect();
+                first.sort_unstable();
+                first.truncate(LISTED);
+                let details = if comm.rank() == 0 {
+                    let source = &common.source;
+                    let at = |r: u64| -> Result<i8, oware_db::Error> {
+                        let mut v = [0i8];
+                        source.load(n, r, &mut v)?;
+                        Ok(v[0])
+                    };
+                    let lower = |child: &Position| -> Result<i8, oware_db::Error> {
+                        let t = child.seeds();
+                        let r = TierIndex::new(t, IndexKind::Reachable).rank_unchecked(child);
+                        let mut v = [0i8];
+                        source.load(t, r, &mut v)?;
+                        Ok(v[0])
+                    };
+                    first
+                        .iter()
+                        .map(|&i| mismatch_with(rules, n, &index, i, &at, &lower))
+                        .collect::<Result<Vec<_>, _>>()
+                } else {
+                    Ok(Vec::new())
+                };
+                let details = agree_db(
+                    comm,
+                    details.map_err(|e| match e {
+                        crate::SolveError::Lower(d) => d,
+                        crate::SolveError::Alloc(a) => oware_db::Error::InvalidState(a.to_string()),
+                    }),
+                )?;
+                Ok(VerifyReport {
+                    tier: n,
+                    positions: size,
+                    nonzero,
+                    mismatches,
+                    first: details,
+                    seconds: t.elapsed().as_secs_f64(),
+                })
+            }
+        }
+    }
+
+    /// Keeps this rank's scores of tier `n`, re-proved or trusted, for the tiers above.
+    pub(super) fn keep(&mut self, n: u8, scores: Vec<i8>) -> Result<(), VerifyError> {
+        match self {
+            Held::Process { lower, .. } => {
+                lower.set(n, Some(scores));
+                Ok(())
+            }
+            Held::Ranks { share, .. } => {
+                let start = share.partition(n).range(share.rank()).start;
+                Ok(share.insert(n, LocalScores { start, scores })?)
+            }
+        }
+    }
+}

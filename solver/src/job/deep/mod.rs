@@ -1,0 +1,414 @@
+//! Deep verification of a directory of tables, lowest tier first: every table of the
+//! range and below checked ([`check_tiers`]), then read, and every stored score of the range
+//! re-proved from the tiers below it ([`verify_deep`]).
+//!
+//! On one process each tier of the range is planned like a tier of `generate`
+//! ([`plan_verify`](crate::plan_verify)): its own 1.25 bytes per position, plus its capture
+//! window held whole in memory when both fit, or else read from the tables in slices. The
+//! tiers a later tier reads from memory are kept as they are verified; the others are
+//! dropped. Once a tier is sliced, the tiers above it are too. Over several ranks each rank
+//! holds its share of each tier, as generation splits it.
+
+use std::ops::RangeInclusive;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use oware_db::{Manifest, Rules, TierCheck};
+use thiserror::Error;
+
+use crate::dir::check::{check_tiers, CheckObserver};
+use crate::dir::lock::DirLock;
+use crate::distributed::Comm;
+use crate::job::ranks::agree_flags;
+use crate::memory::human_bytes;
+use crate::progress::Progress;
+use crate::verify::VerifyReport;
+
+mod held;
+
+use held::Held;
+
+/// What can stop a deep verification before it starts. Failed checks are not errors: they
+/// are in the [`DeepReport`].
+#[derive(Debug, Error)]
+pub enum VerifyError {
+    /// The manifest cannot be read.
+    #[error(transparent)]
+    Db(#[from] oware_db::Error),
+    /// An array of the verifier could not be allocated.
+    #[error(transparent)]
+    Alloc(#[from] crate::AllocError),
+    /// The verification needs more memory than is available.
+    #[error(
+        "deep verification of tier {tier} needs {} of memory ({needed} bytes: {own} for its \
+         scores and verification state, {lower} for the smallest slice of its lower tiers) but \
+         only {} ({available} bytes) are available",
+        human_bytes(*needed),
+        human_bytes(*available)
+    )]
+    TooLarge {
+        /// The first tier of the range that does not fit.
+        tier: u8,
+        /// Bytes needed ([`plan_verify`]).
+        needed: u64,
+        /// Of which the tier's own scores and state ([`verify_memory`](crate::verify_memory)).
+        own: u64,
+        /// Of which the smallest slice of its lower tiers.
+        lower: u64,
+        /// Bytes available.
+        available: u64,
+    },
+}
+
+impl From<crate::SolveError> for VerifyError {
+    fn from(e: crate::SolveError) -> Self {
+        match e {
+            crate::SolveError::Alloc(a) => VerifyError::Alloc(a),
+            crate::SolveError::Lower(d) => VerifyError::Db(d),
+        }
+    }
+}
+
+/// Options of a deep verification.
+#[derive(Clone, Debug)]
+pub struct VerifyOptions {
+    /// Directory of the tables and the manifest.
+    pub dir: PathBuf,
+    /// Rules the tables must have been built with.
+    pub rules: Rules,
+    /// The tiers to re-prove; the tiers below are checked and trusted.
+    pub tiers: RangeInclusive<u8>,
+    /// Bytes of memory the verification may use; `None` reads the available memory
+    /// ([`available_memory`]).
+    pub memory_limit: Option<u64>,
+    /// Read the lower tiers of every tier in slices of at most that many bytes, whatever the
+    /// memory (tests, measurements); `None`: slices only when the window does not fit.
+    pub slice_bytes: Option<u64>,
+    /// Re-prove the tiers of the range that the manifest records as verified, too.
+    pub again: bool,
+    /// Over several ranks ([`verify_deep`](crate::verify_deep)), the most look-ups or updates a rank sends
+    /// in one exchange; `None`: the default.
+    pub exchange_batch: Option<usize>,
+}
+
+/// What became of one tier.
+#[derive(Debug)]
+pub enum TierVerdict {
+    /// The tier failed its plain checks: nothing was re-proved.
+    CheckFailed(Box<TierCheck>),
+    /// The tier passed its checks but a block of its table cannot be decoded.
+    Unreadable {
+        /// The tier.
+        tier: u8,
+        /// What is wrong with the table.
+        error: oware_db::Error,
+    },
+    /// A tier below the range: checksum verified, scores trusted.
+    Trusted {
+        /// The tier.
+        tier: u8,
+        /// Its positions.
+        positions: u64,
+        /// Its checksum, recomputed.
+        checksum: String,
+    },
+    /// A tier of the range, re-proved: [`VerifyReport::is_ok`] says whether it passed.
+    Verified(VerifyReport),
+    /// A tier of the range that the manifest records as re-proved with the checksum it has
+    /// now (and every tier below it re-proved too): not re-proved again.
+    Recorded {
+        /// The tier.
+        tier: u8,
+        /// Its positions.
+        positions: u64,
+        /// Its checksum, recomputed, equal to the recorded one.
+        checksum: String,
+    },
+}
+
+impl TierVerdict {
+    /// The tier.
+    pub fn tier(&self) -> u8 {
+        match self {
+            TierVerdict::CheckFailed(c) => c.tier,
+            TierVerdict::Unreadable { tier, .. }
+            | TierVerdict::Trusted { tier, .. }
+            | TierVerdict::Recorded { tier, .. } => *tier,
+            TierVerdict::Verified(r) => r.tier,
+        }
+    }
+
+    /// Whether the tier passed: trusted, or re-proved without a mismatch.
+    pub fn is_ok(&self) -> bool {
+        match self {
+            TierVerdict::Trusted { .. } | TierVerdict::Recorded { .. } => true,
+            TierVerdict::Verified(r) => r.is_ok(),
+            _ => false,
+        }
+    }
+}
+
+/// The result of a deep verification.
+#[derive(Debug)]
+pub struct DeepReport {
+    /// The verdicts, lowest tier first. When a table of tiers `0..=max` fails its checks,
+    /// the failed checks alone; otherwise every tier from 0 up to the first that fails, or
+    /// to the top of the range.
+    pub verdicts: Vec<TierVerdict>,
+    /// Positions re-proved.
+    pub positions: u64,
+    /// The tiers re-proved in this run and recorded as verified in the manifest.
+    pub recorded: Vec<u8>,
+    /// Why tiers re-proved in this run were not recorded, if some were not.
+    pub not_recorded: Option<String>,
+    /// Seconds in all (checks and reading included).
+    pub seconds: f64,
+}
+
+impl DeepReport {
+    /// Whether every tier of the range was re-proved and every tier below it trusted.
+    pub fn is_ok(&self) -> bool {
+        !self.verdicts.is_empty() && self.verdicts.iter().all(TierVerdict::is_ok)
+    }
+
+    /// Whether the tiers were re-proved at all: false when a table failed its checks.
+    pub fn started(&self) -> bool {
+        !self
+            .verdicts
+            .iter()
+            .any(|v| matches!(v, TierVerdict::CheckFailed(_)))
+    }
+}
+
+/// Receives the events of a deep verification: the table checks ([`CheckObserver`]), the
+/// progress inside a tier's verification ([`Progress`]: see [`verify_tier_in_place`]), and
+/// the tiers.
+pub trait VerifyObserver: Progress + CheckObserver {
+    /// Every table passed its checks; the tiers are read and re-proved next.
+    fn checks_passed(&self);
+    /// Tier `tier` with `positions` positions begins: its table is read.
+    fn tier_start(&self, tier: u8, positions: u64);
+    /// The table of tier `tier` (`positions` positions) is read.
+    fn tier_read(&self, tier: u8, positions: u64);
+    /// Tier `verdict.tier()` is finished.
+    fn tier_done(&self, verdict: &TierVerdict);
+}
+
+/// Records in the manifest of `dir` (whose lock the caller holds) that tier `n` was
+/// re-proved with checksum `checksum`.
+fn record(dir: &Path, n: u8, checksum: &str) -> Result<(), VerifyError> {
+    // The manifest's temporary, out of an interrupt's cleanup's way; nothing is recorded
+    // once interrupted.
+    let _writing = crate::dir::lock::writing();
+    if crate::dir::lock::interrupted() {
+        return Ok(());
+    }
+    let Some(mut m) = Manifest::load(dir)? else {
+        return Ok(());
+    };
+    if let Some(e) = m.tiers.get_mut(&n) {
+        if e.checksum == checksum {
+            e.verified = Some(checksum.to_string());
+            m.save(dir)?;
+        }
+    }
+    Ok(())
+}
+
+/// Deep-verifies tiers `opts.tiers` of `opts.dir` under `opts.rules` over the ranks of
+/// `comm` (one process is one rank, [`LocalComm`](crate::distributed::LocalComm)): checks
+/// tiers `0..=opts.tiers.end()` (checksums, against the manifest), then reads them lowest
+/// first and re-proves every score of those of the range from the tiers below it; the tiers
+/// below the range are trusted. Stops at the first tier that fails.
+///
+/// Every rank calls it with the same options and a directory they all share. Rank 0 checks
+/// the tables, takes the lock, records the tiers verified and builds the full report with
+/// the details of the failing positions (read from the tables); the other ranks' reports
+/// hold the same verdicts without those details and checksums. What differs with the
+/// number of ranks is where the tiers are held ([`Held`]): one process reads each table
+/// whole and re-proves it with [`verify_tier_in_place`](crate::verify_tier_in_place), its
+/// lower tiers held in memory or read from the tables in slices ([`plan_verify`](crate::plan_verify));
+/// each of several ranks reads its own range of each table, keeps its share of the tiers a
+/// later tier's captures reach, and re-proves its range with
+/// [`verify_tier_local`](crate::distributed::verify_tier_local). Rayon phases run on the
+/// current thread pool, collectives on the calling thread.
+///
+/// # Errors
+/// [`VerifyError::TooLarge`] when a tier of the range does not fit in the memory available
+/// (on one process: even with its lower tiers in the smallest slices, checked before
+/// anything is read; over several ranks: a rank's share, with that rank's figures),
+/// [`VerifyError::Db`] when the manifest or a slice of a lower tier cannot be read,
+/// [`VerifyError::Alloc`] when an array of the verifier cannot be allocated. Tiers that
+/// fail are not errors: they are in the report.
+pub fn verify_deep(
+    comm: &dyn Comm,
+    opts: &VerifyOptions,
+    observer: &dyn VerifyObserver,
+) -> Result<DeepReport, VerifyError> {
+    let t0 = Instant::now();
+    let root = comm.rank() == 0;
+    let (a, b) = (*opts.tiers.start(), *opts.tiers.end());
+    let rules = &opts.rules;
+    let dir = &opts.dir;
+    // On one process, every tier of the range is planned before anything is read.
+    let mut held = Held::new(comm, opts)?;
+    // The manifest records the tiers verified: its writers hold the directory's lock. A
+    // directory locked by another process (a generation) is verified all the same, but
+    // nothing is recorded.
+    let (lock, mut not_recorded) = if root {
+        match DirLock::acquire(dir) {
+            Ok(l) => (Some(l), None),
+            Err(e) => (None, Some(e.to_string())),
+        }
+    } else {
+        (None, None)
+    };
+    let manifest = if root { Manifest::load(dir) } else { Ok(None) };
+    let manifest = agree_db(comm, manifest)?;
+    let tiers: Vec<u8> = (0..=b).collect();
+    let checked = if root {
+        check_tiers(dir, manifest.as_ref(), rules, &tiers, observer)
+    } else {
+        Vec::new()
+    };
+    let mut report = DeepReport {
+        verdicts: Vec::new(),
+        positions: 0,
+        recorded: Vec::new(),
+        not_recorded: None,
+        seconds: 0.0,
+    };
+    let failed = checked.iter().any(|c| c.result.is_err());
+    if comm.all_reduce_max(u64::from(failed)) > 0 {
+        report.verdicts = checked
+            .into_iter()
+            .filter(|c| c.result.is_err())
+            .map(|c| TierVerdict::CheckFailed(Box::new(c)))
+            .collect();
+        report.seconds = t0.elapsed().as_secs_f64();
+        return Ok(report);
+    }
+    observer.checks_passed();
+    // Rank 0's tables and checksums, and what the manifest records, tier by tier.
+    let mut tables = Vec::new();
+    let mut checksums = Vec::new();
+    for c in checked {
+        let good = c.result.ok();
+        checksums.push(
+            good.as_ref()
+                .map(|g| g.checksum.clone())
+                .unwrap_or_default(),
+        );
+        tables.push(good.map(|g| g.table));
+    }
+    checksums.resize(b as usize + 1, String::new());
+    tables.resize_with(b as usize + 1, || None);
+    let recorded_flags: Vec<bool> = (0..=b)
+        .map(|n| {
+            root && manifest
+                .as_ref()
+                .and_then(|m| m.tiers.get(&n))
+                .and_then(|e| e.verified.as_deref())
+                == Some(checksums[n as usize].as_str())
+        })
+        .collect();
+    let recorded_flags = agree_flags(comm, &recorded_flags);
+    // Whether every tier below the current one is re-proved (now or before, recorded).
+    let mut proven = true;
+    for n in 0..=b {
+        let size = oware_db::TierIndex::new(n, oware_db::IndexKind::Reachable).size();
+        let recorded = recorded_flags.get(n as usize).copied().unwrap_or(false);
+        let checksum = std::mem::take(&mut checksums[n as usize]);
+        observer.tier_start(n, size);
+        // The tiers no tier from here on reads from what is held are dropped.
+        held.drop_unread(n);
+        let keep = held.read_from(n, n + 1);
+        let skip = n >= a && recorded && proven && !opts.again;
+        let recorded_verdict = |checksum: String| TierVerdict::Recorded {
+            tier: n,
+            positions: size,
+            checksum,
+        };
+        let (verdict, scores) = if skip && !keep {
+            (recorded_verdict(checksum), None)
+        } else {
+            held.check_memory(comm, n, n >= a && !skip)?;
+            match held.read(comm, n, tables[n as usize].take()) {
+                Err(error) => (TierVerdict::Unreadable { tier: n, error }, None),
+                Ok(mut scores) => {
+                    observer.tier_read(n, size);
+                    let verdict = if skip {
+                        recorded_verdict(checksum)
+                    } else if n >= a {
+                        let r = held.verify(comm, n, &mut scores, observer)?;
+                        report.positions += r.positions;
+                        if r.is_ok() && proven {
+                            if lock.is_some() {
+                                record(dir, n, &checksum)?;
+                                report.recorded.push(n);
+                            }
+                        } else if r.is_ok() && report.not_recorded.is_none() {
+                            report.not_recorded = Some(format!(
+                                "tiers 0..={} are trusted, not re-proved",
+                                a.saturating_sub(1)
+                            ));
+                        }
+                        TierVerdict::Verified(r)
+                    } else {
+                        TierVerdict::Trusted {
+                            tier: n,
+                            positions: size,
+                            checksum,
+                        }
+                    };
+                    (verdict, Some(scores))
+                }
+            }
+        };
+        proven &= match &verdict {
+            TierVerdict::Verified(r) => r.is_ok(),
+            TierVerdict::Recorded { .. } => true,
+            TierVerdict::Trusted { .. } => recorded,
+            _ => false,
+        };
+        if let Some(scores) = scores {
+            if verdict.is_ok() && keep {
+                held.keep(n, scores)?;
+            }
+        }
+        observer.tier_done(&verdict);
+        let ok = verdict.is_ok();
+        report.verdicts.push(verdict);
+        if !ok {
+            break;
+        }
+    }
+    let any_recorded = report
+        .verdicts
+        .iter()
+        .any(|v| matches!(v, TierVerdict::Verified(r) if r.is_ok()));
+    if root && lock.is_none() && any_recorded {
+        report.not_recorded = not_recorded.take();
+    }
+    report.seconds = t0.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// `result` on every rank if it is `Ok` everywhere; otherwise an error on every rank (its
+/// own where it failed). A collective.
+pub(super) fn agree_db<T>(
+    comm: &dyn Comm,
+    result: Result<T, oware_db::Error>,
+) -> Result<T, VerifyError> {
+    let failed = comm.all_reduce_max(match &result {
+        Ok(_) => 0,
+        Err(_) => u64::MAX - comm.rank() as u64,
+    });
+    match result {
+        Ok(_) if failed > 0 => Err(VerifyError::Db(oware_db::Error::InvalidState(format!(
+            "rank {} failed",
+            u64::MAX - failed
+        )))),
+        r => Ok(r?),
+    }
+}

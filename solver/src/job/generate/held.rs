@@ -1,0 +1,361 @@
+//! Where a generation keeps the lower tiers between tiers ([`Held`]), and how it solves and
+//! writes a tier with them: the one part of the driver that differs between one process and
+//! several ranks.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use oware_db::{Table, WrittenTable};
+
+use super::{
+    write_options, DistributedStats, GenerateError, GenerateObserver, GenerateOptions, SolvedStats,
+};
+use crate::dir::write::{write_table_parallel, DEFAULT_BATCH_BLOCKS};
+use crate::dir::SCRATCH_DIR;
+use crate::distributed::{
+    solve_tier_local, write_table_distributed, Comm, LocalScores, LowerShare, PartitionConfig,
+};
+use crate::job::ranks::{agree, tier_batch};
+use crate::lower::slice::{cut_slices, TableSource, SLICE_ALIGN};
+use crate::lower::LowerTiers;
+use crate::memory::{exchange_memory, partition_memory, plan_tier, ExitPlan, TierPlan};
+use crate::solve::{solve_tier, solve_tier_sliced, TierScores, Tuning};
+
+/// The lower tiers a rank keeps between tiers.
+pub(super) enum Held {
+    /// One process: memory-mapped side copies, in the scratch directory, of the tiers that a
+    /// later tier reads whole; a tier whose lower tiers do not fit reads them in slices
+    /// decoded from the tables ([`plan_tier`], made once per tier against the memory limit).
+    Process {
+        lower: LowerTiers,
+        scratch: PathBuf,
+        plans: Vec<Result<TierPlan, TierPlan>>,
+    },
+    /// One of several ranks: its share of every tier a later tier's captures reach.
+    Ranks {
+        share: LowerShare,
+        config: PartitionConfig,
+    },
+}
+
+/// A tier just solved: whole in one process, or this rank's share.
+pub(super) enum Solved {
+    Whole(TierScores),
+    Share(LocalScores),
+}
+
+impl Solved {
+    /// The scores this rank holds.
+    pub(super) fn scores(&self) -> &[i8] {
+        match self {
+            Solved::Whole(s) => s.as_slice(),
+            Solved::Share(l) => &l.scores,
+        }
+    }
+
+    /// The scores as this rank's share (the whole tier, from index 0, when solved whole).
+    fn into_local(self) -> LocalScores {
+        match self {
+            Solved::Whole(s) => LocalScores {
+                start: 0,
+                scores: s.to_vec(),
+            },
+            Solved::Share(l) => l,
+        }
+    }
+}
+
+impl Held {
+    /// Nothing held yet, for a generation with `opts` over `comm` within `limit` bytes.
+    pub(super) fn new(comm: &dyn Comm, opts: &GenerateOptions, limit: u64) -> Self {
+        if comm.size() == 1 {
+            Held::Process {
+                lower: LowerTiers::new(),
+                scratch: opts.dir.join(SCRATCH_DIR),
+                plans: (0..=opts.max_seeds)
+                    .map(|t| plan_tier(&opts.rules, t, limit, opts.slice_bytes))
+                    .collect(),
+            }
+        } else {
+            let batch = opts
+                .exchange_batch
+                .unwrap_or(PartitionConfig::default().batch)
+                .max(1);
+            Held::Ranks {
+                share: LowerShare::new(comm.rank(), comm.size()),
+                config: PartitionConfig {
+                    batch,
+                    ..PartitionConfig::default()
+                },
+            }
+        }
+    }
+
+    /// Whether tier `m`, when solved, reads its lower tiers from what is held (rather than
+    /// from slices of the tables).
+    pub(super) fn reads_held(&self, m: u8) -> bool {
+        match self {
+            Held::Process { plans, .. } => {
+                plans[m as usize].is_ok_and(|p| p.exits == ExitPlan::Resident)
+            }
+            Held::Ranks { .. } => true,
+        }
+    }
+
+    /// The scratch directory of this rank's side copies, if it keeps any.
+    pub(super) fn scratch(&self) -> Option<PathBuf> {
+        match self {
+            Held::Process { scratch, .. } => Some(scratch.clone()),
+            Held::Ranks { .. } => None,
+        }
+    }
+
+    /// Creates the scratch directory, if this rank keeps side copies.
+    pub(super) fn create_scratch(&self) -> Result<(), GenerateError> {
+        match self {
+            Held::Process { scratch, .. } => {
+                std::fs::create_dir_all(scratch).map_err(|source| GenerateError::CreateDir {
+                    path: scratch.clone(),
+                    source,
+                })
+            }
+            Held::Ranks { .. } => Ok(()),
+        }
+    }
+
+    /// Side copies a tier adds to the disk: 1 when one process keeps one of it.
+    pub(super) fn side_copies(&self, needed_later: bool) -> u64 {
+        match self {
+            Held::Process { .. } => u64::from(needed_later),
+            Held::Ranks { .. } => 0,
+        }
+    }
+
+    /// Keeps what a later tier reads of tier `tier`, complete in `dir`, read from its table.
+    pub(super) fn keep_table(
+        &mut self,
+        comm: &dyn Comm,
+        dir: &std::path::Path,
+        tier: u8,
+        needed_later: bool,
+    ) -> Result<(), GenerateError> {
+        let path = dir.join(oware_db::tier_file_name(tier));
+        match self {
+            Held::Process { lower, scratch, .. } => {
+                if needed_later {
+                    let table = Table::open(&path)?;
+                    side_copy(lower, scratch, tier, &crate::dir::read::read_table(&table)?)?;
+                } else {
+                    lower.push_absent();
+                }
+                Ok(())
+            }
+            Held::Ranks { share, .. } => {
+                if needed_later {
+                    let loaded = Table::open(&path).and_then(|t| share.load(tier, &t));
+                    agree(comm, loaded)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Drops what is held of the tiers whose last reader is `done` (or below).
+    pub(super) fn drop_read(&mut self, last_reader: &[Option<u8>], done: u8) {
+        match self {
+            Held::Process { lower, .. } => {
+                for (t, last) in last_reader.iter().enumerate().take(lower.len()) {
+                    if last.is_some_and(|m| m <= done) && lower.holds(t as u8) {
+                        lower.set(t as u8, None);
+                    }
+                }
+            }
+            Held::Ranks { share, .. } => {
+                for (t, last) in last_reader.iter().enumerate() {
+                    if last.is_none_or(|m| m <= done) {
+                        share.remove(t as u8);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Solves tier `tier` (its memory checked first: every rank stops if one lacks it), and
+    /// tells `observer` it starts. Returns the scores, the counts and when it started.
+    pub(super) fn solve(
+        &mut self,
+        comm: &dyn Comm,
+        opts: &GenerateOptions,
+        tier: u8,
+        limit: u64,
+        observer: &dyn GenerateObserver,
+    ) -> Result<(Solved, SolvedStats, Instant), GenerateError> {
+        let positions = super::written_entries(tier);
+        match self {
+            Held::Process { lower, plans, .. } => {
+                let plan = plans[tier as usize].map_err(|p| GenerateError::TooLarge {
+                    tier,
+                    positions,
+                    needed: p.needed(),
+                    own: p.own,
+                    lower: p.lower,
+                    available: limit,
+                })?;
+                let slices = match plan.exits {
+                    ExitPlan::Resident => None,
+                    ExitPlan::Sliced { slice_bytes } => Some(slice_bytes),
+                };
+                if slices.is_some() {
+                    // The side copies kept for a later tier are not read by this one: their
+                    // pages leave the resident set, which the plan fills with slices.
+                    lower.release_pages();
+                }
+                observer.tier_start(tier, positions, true);
+                observer.tier_plan(
+                    tier,
+                    &plan,
+                    slices.map_or(1, |b| {
+                        cut_slices(opts.rules.capture_window(tier), b, SLICE_ALIGN).len() as u64
+                    }),
+                );
+                let start = Instant::now();
+                let (scores, stats) = if let Some(slice_bytes) = slices {
+                    // The lower tiers are all written and recorded by now: read them from the
+                    // tables.
+                    let source = TableSource::new(&opts.dir);
+                    solve_tier_sliced(
+                        &opts.rules,
+                        tier,
+                        &source,
+                        slice_bytes,
+                        observer,
+                        Tuning::default(),
+                    )?
+                } else {
+                    solve_tier(&opts.rules, tier, lower, observer)?
+                };
+                Ok((Solved::Whole(scores), SolvedStats::Single(stats), start))
+            }
+            Held::Ranks { share, config } => {
+                let (rank, ranks) = (comm.rank(), comm.size());
+                let config = PartitionConfig {
+                    batch: tier_batch(config.batch, positions, ranks),
+                    ..*config
+                };
+                // This rank's share: its cells, frontier and exchange buffers, and the lower
+                // tiers it holds. Every rank checks its own; all stop if one does not fit.
+                let own = partition_memory(positions, ranks) + exchange_memory(config.batch);
+                let held = share.bytes();
+                let short = own + held > limit;
+                let first_short =
+                    comm.all_reduce_max(if short { u64::MAX - rank as u64 } else { 0 });
+                if first_short > 0 {
+                    if short {
+                        return Err(GenerateError::RankTooLarge {
+                            tier,
+                            rank,
+                            ranks,
+                            positions,
+                            needed: own + held,
+                            own,
+                            lower: held,
+                            available: limit,
+                        });
+                    }
+                    return Err(GenerateError::RankFailed {
+                        rank: (u64::MAX - first_short) as usize,
+                    });
+                }
+                observer.tier_start(tier, positions, true);
+                let start = Instant::now();
+                let (local, p) =
+                    solve_tier_local(comm, &opts.rules, tier, &*share, observer, &config)?;
+                let stats = SolvedStats::Distributed(DistributedStats {
+                    ranks,
+                    positions,
+                    finite: comm.all_reduce_sum(p.finite),
+                    endless: comm.all_reduce_sum(p.endless),
+                    far_exits: comm.all_reduce_sum(p.far_exits),
+                    local: p,
+                });
+                Ok((Solved::Share(local), stats, start))
+            }
+        }
+    }
+
+    /// Writes the table of tier `tier` from what this rank solved: `Some` on rank 0, which
+    /// records it, `None` elsewhere. A collective over several ranks.
+    pub(super) fn write(
+        &self,
+        comm: &dyn Comm,
+        opts: &GenerateOptions,
+        tier: u8,
+        solved: &Solved,
+    ) -> Result<Option<WrittenTable>, GenerateError> {
+        let options = write_options(opts);
+        let written = match solved {
+            Solved::Whole(scores) => write_table_parallel(
+                &opts.dir,
+                &opts.rules,
+                tier,
+                oware_db::IndexKind::Reachable,
+                scores.as_slice(),
+                &options,
+                DEFAULT_BATCH_BLOCKS,
+            )
+            .map(Some),
+            Solved::Share(local) => write_table_distributed(
+                comm,
+                &opts.dir,
+                &opts.rules,
+                tier,
+                local,
+                &options,
+                DEFAULT_BATCH_BLOCKS,
+            ),
+        };
+        Ok(written?)
+    }
+
+    /// Keeps what a later tier reads of tier `tier`, just solved and written.
+    pub(super) fn keep(
+        &mut self,
+        comm: &dyn Comm,
+        tier: u8,
+        solved: Solved,
+        needed_later: bool,
+    ) -> Result<(), GenerateError> {
+        match (self, solved) {
+            (Held::Process { lower, scratch, .. }, solved) => {
+                if needed_later {
+                    side_copy(lower, scratch, tier, solved.scores())
+                } else {
+                    lower.push_absent();
+                    Ok(())
+                }
+            }
+            (Held::Ranks { share, .. }, solved) => {
+                if needed_later {
+                    agree(comm, share.insert(tier, solved.into_local()))?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Writes the side copy of tier `tier` into `scratch` and maps it into `lower`.
+fn side_copy(
+    lower: &mut LowerTiers,
+    scratch: &std::path::Path,
+    tier: u8,
+    scores: &[i8],
+) -> Result<(), GenerateError> {
+    let path = scratch.join(format!("tier-{tier:02}.scores"));
+    // A file created in the scratch directory while an interrupt's cleanup removes it would
+    // keep the directory: the write is one of the steps that cleanup waits for.
+    let _writing = crate::dir::lock::writing();
+    lower
+        .push_mapped(&path, scores)
+        .map_err(|e| GenerateError::Db(oware_db::Error::io(&path, e)))
+}

@@ -1,0 +1,537 @@
+//! `generate`: solve tiers `0..=max` into a directory of tables, resumably.
+//!
+//! Each tier is solved with [`solve_tier`], written by [`write_table_parallel`] (temporary file,
+//! fsync, rename) and then recorded in the manifest (also written atomically). A re-run
+//! skips every tier the manifest records whose file's checksum verifies, and solves the
+//! rest; a directory built under other rules is refused.
+//!
+//! The writer holds the directory's lock ([`DirLock`]) throughout: it first removes what a
+//! dead writer left (temporaries, scratch), and on any error removes its own, so a directory
+//! holds only complete tiers between runs.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use oware_db::{
+    Compression, IndexKind, Manifest, Rules, Table, TierEntry, TierIndex, TierStats, WriteOptions,
+};
+use thiserror::Error;
+
+mod held;
+
+use super::ranks::{agree, agree_flags, check_disk, gather_histogram, lock_dir};
+use crate::dir::disk::generate_tier_disk;
+use crate::dir::lock::{DirLock, LockError};
+use crate::dir::SCRATCH_DIR;
+use crate::distributed::{Comm, PartitionStats};
+use crate::error::{AllocError, SolveError};
+use crate::memory::{available_memory, human_bytes, TierPlan};
+use crate::progress::Progress;
+use crate::solve::SolveStats;
+use held::Held;
+
+/// What can stop a generation.
+#[derive(Debug, Error)]
+pub enum GenerateError {
+    /// Reading or writing tables or the manifest failed.
+    #[error(transparent)]
+    Db(#[from] oware_db::Error),
+    /// The directory holds tables of other rules.
+    #[error("{dir} holds tables built under `{found}`, not `{asked}`; use another directory or --rules {found}")]
+    RulesMismatch {
+        /// The directory.
+        dir: PathBuf,
+        /// The rules found there.
+        found: String,
+        /// The rules asked for.
+        asked: String,
+    },
+    /// A tier needs more memory than the machine has available: on one process, its cells
+    /// and frontier and the smallest slice of its lower tiers ([`plan_tier`](crate::plan_tier)).
+    #[error("tier {tier} needs {needed} bytes of memory ({positions} positions: {own} for its cells and frontier, {lower} for the smallest slice of its lower tiers) but only {available} are available; nothing was written for it")]
+    TooLarge {
+        /// The tier.
+        tier: u8,
+        /// Its positions.
+        positions: u64,
+        /// Bytes needed in all.
+        needed: u64,
+        /// Of which the tier's own arrays (over several ranks: this rank's part and the
+        /// gathered tier).
+        own: u64,
+        /// Of which the lower tiers' scores (0 over several ranks, which keep side copies).
+        lower: u64,
+        /// Bytes available.
+        available: u64,
+    },
+    /// An array of the solver could not be allocated.
+    #[error(transparent)]
+    Alloc(#[from] AllocError),
+    /// Another process is writing the directory, or its lock cannot be taken.
+    #[error(transparent)]
+    Locked(#[from] LockError),
+    /// Over several ranks, a rank's share of a tier does not fit in its memory: its cells,
+    /// frontier and exchange buffers, and its share of the lower tiers.
+    #[error("tier {tier} needs {} of memory on rank {rank} of {ranks} ({positions} positions in all: {} for this rank's cells, frontier and exchange buffers, {} for its share of the lower tiers) but only {} are available; nothing was written for it", human_bytes(*needed), human_bytes(*own), human_bytes(*lower), human_bytes(*available))]
+    RankTooLarge {
+        /// The tier.
+        tier: u8,
+        /// The rank that lacks memory (the lowest such rank).
+        rank: usize,
+        /// The ranks of the job.
+        ranks: usize,
+        /// Positions of the tier.
+        positions: u64,
+        /// Bytes needed on that rank.
+        needed: u64,
+        /// Of which its cells, frontier and exchange buffers.
+        own: u64,
+        /// Of which its share of the lower tiers.
+        lower: u64,
+        /// Bytes available on that rank.
+        available: u64,
+    },
+    /// Over several ranks, another rank failed (it reports its own error); this one stops
+    /// with it.
+    #[error("rank {rank} failed")]
+    RankFailed {
+        /// The rank that failed (the lowest, if several did).
+        rank: usize,
+    },
+    /// A tier needs more disk than its directory's filesystem has free.
+    #[error("tier {tier} needs {} of disk in {}, {} free; nothing was written for it", human_bytes(*needed), dir.display(), human_bytes(*free))]
+    NoSpace {
+        /// The tier.
+        tier: u8,
+        /// The directory.
+        dir: PathBuf,
+        /// Bytes needed: the table's bound and the side copies.
+        needed: u64,
+        /// Bytes free.
+        free: u64,
+    },
+    /// Creating the directory failed.
+    #[error("cannot create {path}: {source}")]
+    CreateDir {
+        /// The directory.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// Options of a generation.
+#[derive(Clone, Debug)]
+pub struct GenerateOptions {
+    /// Directory of the tables and the manifest (created if missing).
+    pub dir: PathBuf,
+    /// Rules to solve under.
+    pub rules: Rules,
+    /// Highest tier to solve (0..=48).
+    pub max_seeds: u8,
+    /// Bytes of memory the generation may use; `None` reads the available memory of the
+    /// machine (`MemAvailable` in `/proc/meminfo`, or the `OWARE_MEMORY_LIMIT` variable).
+    pub memory_limit: Option<u64>,
+    /// How the tables' blocks are compressed (default ctx-huffman).
+    pub compression: Compression,
+    /// Computes the exits of every tier solved in slices of at most this many bytes of
+    /// lower-tier scores, whatever the memory (tests, measurements); `None`: slices only where
+    /// the lower tiers do not fit ([`plan_tier`](crate::plan_tier)). Single process only.
+    pub slice_bytes: Option<u64>,
+    /// Over several ranks, the most updates or capture look-ups a rank sends in one exchange
+    /// ([`PartitionConfig::batch`]); `None`: the default. Small values force many rounds
+    /// (tests, measurements).
+    pub exchange_batch: Option<usize>,
+}
+
+/// What happened to one tier.
+#[derive(Clone, Debug)]
+pub enum TierReport {
+    /// The tier was present, recorded, and its checksum verified.
+    Skipped {
+        /// The tier.
+        tier: u8,
+    },
+    /// The tier was solved and written.
+    Solved {
+        /// The tier.
+        tier: u8,
+        /// What the solver counted.
+        stats: SolvedStats,
+        /// Seconds, solving and writing.
+        seconds: f64,
+    },
+}
+
+/// What the solver counted of a tier that [`generate`] solved: the figures of the
+/// single-process solver, or those of the ranks.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SolvedStats {
+    /// Solved in this process alone by [`solve_tier`](crate::solve_tier).
+    Single(SolveStats),
+    /// Solved over several ranks by [`solve_tier_local`].
+    Distributed(DistributedStats),
+}
+
+impl SolvedStats {
+    /// Positions decided by finite play (any score, 0 included), over all ranks.
+    pub fn finite(&self) -> u64 {
+        match self {
+            SolvedStats::Single(s) => s.finite,
+            SolvedStats::Distributed(d) => d.finite,
+        }
+    }
+
+    /// Positions scored 0 by endless play, over all ranks.
+    pub fn endless(&self) -> u64 {
+        match self {
+            SolvedStats::Single(s) => s.endless,
+            SolvedStats::Distributed(d) => d.endless,
+        }
+    }
+
+    /// Positions whose exit was kept in a list apart, over all ranks.
+    pub fn far_exits(&self) -> u64 {
+        match self {
+            SolvedStats::Single(s) => s.far_exits,
+            SolvedStats::Distributed(d) => d.far_exits,
+        }
+    }
+
+    /// Seconds computing exits and open counts (on this rank).
+    pub fn init_seconds(&self) -> f64 {
+        match self {
+            SolvedStats::Single(s) => s.init_seconds,
+            SolvedStats::Distributed(d) => d.local.init_seconds,
+        }
+    }
+
+    /// Sweeps over the tier that computed the exits (1 when the lower tiers were held whole).
+    pub fn exit_sweeps(&self) -> u64 {
+        match self {
+            SolvedStats::Single(s) => s.exit_sweeps,
+            SolvedStats::Distributed(_) => 1,
+        }
+    }
+
+    /// Bytes of the largest slice of lower-tier scores held at once (0 when held whole).
+    pub fn slice_bytes(&self) -> u64 {
+        match self {
+            SolvedStats::Single(s) => s.slice_bytes,
+            SolvedStats::Distributed(_) => 0,
+        }
+    }
+
+    /// Seconds reading the slices of the lower tiers (part of the init; 0 when held whole).
+    pub fn load_seconds(&self) -> f64 {
+        match self {
+            SolvedStats::Single(s) => s.load_seconds,
+            SolvedStats::Distributed(_) => 0.0,
+        }
+    }
+
+    /// Seconds of propagation, every level (on this rank, communication included).
+    pub fn propagate_seconds(&self) -> f64 {
+        match self {
+            SolvedStats::Single(s) => s.scan_seconds + s.sweep_seconds,
+            SolvedStats::Distributed(d) => d.local.propagate_seconds,
+        }
+    }
+}
+
+/// The counts of a tier solved over several ranks: the tier's, summed over the ranks, and
+/// this rank's own.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DistributedStats {
+    /// Ranks the tier was split over.
+    pub ranks: usize,
+    /// Positions of the tier.
+    pub positions: u64,
+    /// Positions decided by finite play, over all ranks.
+    pub finite: u64,
+    /// Positions scored 0 by endless play, over all ranks.
+    pub endless: u64,
+    /// Positions whose exit was kept in a list apart, over all ranks.
+    pub far_exits: u64,
+    /// This rank's counts and timings (its rounds and exchanges are every rank's).
+    pub local: PartitionStats,
+}
+
+/// Receives the events of a generation (progress inside tiers comes through [`Progress`]).
+pub trait GenerateObserver: Progress {
+    /// Tier `tier` with `positions` positions begins (`solve` false: it is being checked).
+    fn tier_start(&self, tier: u8, positions: u64, solve: bool);
+    /// Tier `tier` is finished.
+    fn tier_done(&self, report: &TierReport);
+    /// Tier `tier` will be solved under `plan`, its exits in `slices` sweeps (1 when its
+    /// lower tiers are held whole). Called after [`GenerateObserver::tier_start`].
+    fn tier_plan(&self, tier: u8, plan: &TierPlan, slices: u64) {
+        let _ = (tier, plan, slices);
+    }
+}
+
+fn table_path(dir: &Path, tier: u8) -> PathBuf {
+    dir.join(format!("tier-{tier:02}.owt"))
+}
+
+/// Whether tier `tier` is recorded in the manifest and its file verifies.
+fn tier_is_complete(dir: &Path, manifest: &Manifest, rules: &Rules, tier: u8) -> bool {
+    let Some(entry) = manifest.tiers.get(&tier) else {
+        return false;
+    };
+    let Ok(table) = Table::open(&dir.join(&entry.file)) else {
+        return false;
+    };
+    table.rules() == *rules
+        && table.tier() == tier
+        && table.len() == entry.entries
+        && table
+            .verify_checksum()
+            .is_ok_and(|sum| sum == entry.checksum)
+}
+
+/// Refuses a directory whose manifest or tables were built under other rules.
+fn check_rules(
+    dir: &Path,
+    manifest: Option<&Manifest>,
+    rules: &Rules,
+) -> Result<(), GenerateError> {
+    let mismatch = |found: String| GenerateError::RulesMismatch {
+        dir: dir.to_path_buf(),
+        found,
+        asked: rules.to_string(),
+    };
+    if let Some(m) = manifest {
+        if m.rules != rules.to_string() {
+            return Err(mismatch(m.rules.clone()));
+        }
+    }
+    for tier in 0..=oware_db::MAX_SEEDS {
+        let path = table_path(dir, tier);
+        if path.exists() {
+            if let Ok(table) = Table::open(&path) {
+                if table.rules() != *rules {
+                    return Err(mismatch(table.rules().to_string()));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Solves tiers `0..=opts.max_seeds` into `opts.dir` over the ranks of `comm`, skipping the
+/// tiers already complete: one process is one rank ([`LocalComm`](crate::distributed::LocalComm)).
+///
+/// Every rank calls it with the same options and a directory they all share. Rank 0 holds
+/// the directory's lock, checks the tables already there, writes the manifest and removes
+/// what a failed run leaves; every decision it takes alone reaches the other ranks through
+/// a collective, so all take the same path. What differs with the number of ranks is where
+/// the lower tiers are kept between tiers ([`Held`]): one process keeps memory-mapped side
+/// copies, or reads slices from the tables when they do not fit ([`plan_tier`](crate::plan_tier)); each of
+/// several ranks keeps its share of every tier a capture of a later tier reaches
+/// ([`LowerShare`]; read back from the tables on a resumed run), asks captures of the rank
+/// that owns their child, and writes its blocks of the table ([`write_table_distributed`]).
+/// No rank ever holds a whole tier. MPI is called only from the calling thread, between the
+/// parallel phases; the rayon phases run on the current thread pool.
+///
+/// # Errors
+/// [`GenerateError`] when the directory holds other rules, a tier does not fit in memory
+/// (by the plan, or because an allocation fails), its disk does not have room for it, or a
+/// file cannot be read or written; over several ranks also [`GenerateError::RankTooLarge`]
+/// when a rank's share does not fit its memory, and [`GenerateError::RankFailed`] on the
+/// ranks that stop because another failed. Tiers finished before the error stay recorded.
+/// An error that one rank meets alone (an allocation, a file that only it reads) leaves the
+/// others waiting in their next collective call: the caller ends the job (under MPI,
+/// `MPI_Abort`).
+pub fn generate(
+    comm: &dyn Comm,
+    opts: &GenerateOptions,
+    observer: &dyn GenerateObserver,
+) -> Result<Vec<TierReport>, GenerateError> {
+    let dir = &opts.dir;
+    let (rank, ranks) = (comm.rank(), comm.size());
+    let root = rank == 0;
+    let created = std::fs::create_dir_all(dir).map_err(|source| GenerateError::CreateDir {
+        path: dir.clone(),
+        source,
+    });
+    agree(comm, created)?;
+    // Only the writing rank locks. Holding the lock proves any earlier writer dead: what it
+    // left is removed before anyone writes (after the barrier below).
+    let lock = lock_dir(comm, dir)?;
+    if let Some(lock) = &lock {
+        lock.remove_temporaries();
+    }
+    let loaded = Manifest::load(dir)
+        .map_err(GenerateError::from)
+        .and_then(|m| check_rules(dir, m.as_ref(), &opts.rules).map(|()| m));
+    let loaded = agree(comm, loaded)?;
+    let mut manifest = loaded.unwrap_or_else(|| Manifest::new(&opts.rules));
+    // Rank 0 checks the tables; every rank learns what it found.
+    let complete: Vec<bool> = (0..=opts.max_seeds)
+        .map(|t| root && tier_is_complete(dir, &manifest, &opts.rules, t))
+        .collect();
+    let complete = agree_flags(comm, &complete);
+    let limit = opts.memory_limit.unwrap_or_else(available_memory);
+    let mut held = Held::new(comm, opts, limit);
+    // What is held of a tier goes once the last tier still to solve that reads it is solved.
+    let last_reader = last_readers(&opts.rules, opts.max_seeds, &complete, |t| {
+        held.reads_held(t)
+    });
+    // Nobody writes before every rank has read the directory.
+    comm.barrier();
+    // On an error (or a panic) from here on, this rank's scratch and rank 0's temporaries go.
+    let mut cleanup = Cleanup {
+        scratch: held.scratch(),
+        lock: lock.as_ref(),
+    };
+    held.create_scratch()?;
+    let mut reports = Vec::new();
+    for tier in 0..=opts.max_seeds {
+        let positions = written_entries(tier);
+        let needed_later = last_reader[tier as usize].is_some();
+        let solve = !complete[tier as usize];
+        let side_copies = held.side_copies(needed_later);
+        check_disk(
+            comm,
+            dir,
+            tier,
+            generate_tier_disk(positions, solve, side_copies),
+        )?;
+        if !solve {
+            observer.tier_start(tier, positions, false);
+            held.keep_table(comm, dir, tier, needed_later)?;
+            held.drop_read(&last_reader, tier);
+            let report = TierReport::Skipped { tier };
+            observer.tier_done(&report);
+            reports.push(report);
+            continue;
+        }
+        let (solved, stats, start) = held.solve(comm, opts, tier, limit, observer)?;
+        // The tiers this one was the last to read go before the table is encoded.
+        held.drop_read(&last_reader, tier);
+        let hist = gather_histogram(comm, solved.scores());
+        if root {
+            observer.start(crate::Phase::Write, positions);
+        }
+        // The table's and the manifest's temporaries, out of an interrupt's way.
+        let writing = root.then(crate::dir::lock::writing);
+        let written = agree(comm, held.write(comm, opts, tier, &solved))?;
+        let saved = match (written, hist) {
+            (Some(written), Some(hist)) => {
+                observer.advance(positions);
+                let threads = rayon::current_num_threads() * ranks;
+                record(&mut manifest, tier, &written, hist, &stats, start, threads);
+                manifest.save(dir)
+            }
+            _ => Ok(()),
+        };
+        agree(comm, saved)?;
+        drop(writing);
+        let seconds = start.elapsed().as_secs_f64();
+        held.keep(comm, tier, solved, needed_later)?;
+        let report = TierReport::Solved {
+            tier,
+            stats,
+            seconds,
+        };
+        observer.tier_done(&report);
+        reports.push(report);
+    }
+    drop(held);
+    cleanup.scratch = None;
+    cleanup.lock = None;
+    comm.barrier();
+    // The side copies are only needed while generating; a failure to remove them is harmless.
+    if root {
+        let _ = std::fs::remove_dir_all(dir.join(SCRATCH_DIR));
+    }
+    Ok(reports)
+}
+
+/// The options of the tables written.
+pub(super) fn write_options(opts: &GenerateOptions) -> WriteOptions {
+    WriteOptions {
+        compression: opts.compression,
+        ..WriteOptions::default()
+    }
+}
+
+/// Records a tier just written in the manifest (not saved yet).
+fn record(
+    manifest: &mut Manifest,
+    tier: u8,
+    written: &oware_db::WrittenTable,
+    histogram: std::collections::BTreeMap<i8, u64>,
+    stats: &SolvedStats,
+    start: Instant,
+    threads: usize,
+) {
+    manifest.tiers.insert(
+        tier,
+        TierEntry {
+            verified: None,
+            file: written.file.clone(),
+            entries: written_entries(tier),
+            file_size: written.file_size,
+            checksum: written.checksum.clone(),
+            stats: Some(TierStats {
+                histogram,
+                finite: stats.finite(),
+                endless: stats.endless(),
+                seconds: start.elapsed().as_secs_f64(),
+                threads,
+            }),
+        },
+    );
+}
+
+/// Entries of a tier's table (the reachable index).
+pub(super) fn written_entries(tier: u8) -> u64 {
+    TierIndex::new(tier, IndexKind::Reachable).size()
+}
+
+/// For each tier `t` up to `max`, the highest tier still to solve that reads `t` from what is
+/// held (`held(m)`: tier `m` reads its lower tiers from what is held, not from slices), if
+/// any: what is held of `t` can go once that tier is solved.
+fn last_readers(
+    rules: &Rules,
+    max: u8,
+    complete: &[bool],
+    held: impl Fn(u8) -> bool,
+) -> Vec<Option<u8>> {
+    (0..=max)
+        .map(|t| {
+            (t + 1..=max)
+                .rev()
+                .find(|&m| !complete[m as usize] && held(m) && rules.capture_window(m).contains(&t))
+        })
+        .collect()
+}
+
+impl From<SolveError> for GenerateError {
+    fn from(e: SolveError) -> Self {
+        match e {
+            SolveError::Alloc(e) => GenerateError::Alloc(e),
+            SolveError::Lower(e) => GenerateError::Db(e),
+        }
+    }
+}
+
+/// Removes, when dropped armed, this rank's scratch and (on the rank holding the lock) the
+/// temporaries of the directory: what a failed run would otherwise leave behind.
+struct Cleanup<'a> {
+    scratch: Option<PathBuf>,
+    lock: Option<&'a DirLock>,
+}
+
+impl Drop for Cleanup<'_> {
+    fn drop(&mut self) {
+        if let Some(scratch) = &self.scratch {
+            let _ = std::fs::remove_dir_all(scratch);
+        }
+        if let Some(lock) = self.lock {
+            lock.remove_temporaries();
+        }
+    }
+}

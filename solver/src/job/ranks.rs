@@ -1,0 +1,158 @@
+//! What the jobs do together over the ranks of a [`Comm`]: agree on a result or on rank 0's
+//! findings, lock the directory on rank 0, check its disk, gather a histogram. With one
+//! rank each is the plain operation.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::generate::GenerateError;
+use crate::dir::disk::free_disk;
+use crate::dir::lock::{DirLock, LockError};
+use crate::distributed::Comm;
+
+/// Count of each score.
+pub(super) fn histogram(scores: &[i8]) -> BTreeMap<i8, u64> {
+    use rayon::prelude::*;
+    let counts = scores
+        .par_chunks(1 << 20)
+        .map(|chunk| {
+            let mut h = [0u64; 256];
+            for &s in chunk {
+                h[s as u8 as usize] += 1;
+            }
+            h
+        })
+        .reduce(
+            || [0u64; 256],
+            |mut a, b| {
+                for (x, y) in a.iter_mut().zip(b) {
+                    *x += y;
+                }
+                a
+            },
+        );
+    (i8::MIN..=i8::MAX)
+        .filter(|&s| counts[s as u8 as usize] > 0)
+        .map(|s| (s, counts[s as u8 as usize]))
+        .collect()
+}
+
+/// The most updates or look-ups a rank sends per exchange for a tier of `positions`
+/// positions over `ranks` ranks: `batch`, but at most a 256th of a rank's positions (and not
+/// under 2^12), so that the buffers of a small tier stay small beside its cells.
+pub(crate) fn tier_batch(batch: usize, positions: u64, ranks: usize) -> usize {
+    let cap = (positions / ranks.max(1) as u64 / 256).max(1 << 12);
+    batch.min(usize::try_from(cap).unwrap_or(usize::MAX))
+}
+
+/// The histogram of a tier's scores over every rank's share, on rank 0 (`None` elsewhere).
+/// A collective.
+pub(super) fn gather_histogram(comm: &dyn Comm, scores: &[i8]) -> Option<BTreeMap<i8, u64>> {
+    let mine = histogram(scores);
+    let bytes: Vec<u8> = mine
+        .iter()
+        .flat_map(|(&s, &c)| std::iter::once(s as u8).chain(c.to_le_bytes()))
+        .collect();
+    let parts = comm.gather_bytes(&bytes)?;
+    let mut all = BTreeMap::new();
+    for part in parts {
+        for rec in part.chunks_exact(9) {
+            let count = u64::from_le_bytes(rec[1..].try_into().unwrap_or_default());
+            *all.entry(rec[0] as i8).or_insert(0) += count;
+        }
+    }
+    Some(all)
+}
+
+/// Rank 0's flags on every rank. A collective.
+pub(crate) fn agree_flags(comm: &dyn Comm, flags: &[bool]) -> Vec<bool> {
+    let bytes: Vec<u8> = flags.iter().map(|&f| u8::from(f)).collect();
+    let all = comm.all_gather_bytes(&bytes);
+    all.first()
+        .map(|f| f.iter().map(|&b| b != 0).collect())
+        .unwrap_or_default()
+}
+
+/// `result` on every rank if it is `Ok` everywhere; otherwise its own error on a rank that
+/// failed and [`GenerateError::RankFailed`] on the others. A collective.
+pub(super) fn agree<T, E: Into<GenerateError>>(
+    comm: &dyn Comm,
+    result: Result<T, E>,
+) -> Result<T, GenerateError> {
+    let result = result.map_err(Into::into);
+    if comm.size() == 1 {
+        return result;
+    }
+    let failed = comm.all_reduce_max(match &result {
+        Ok(_) => 0,
+        Err(_) => u64::MAX - comm.rank() as u64,
+    });
+    match result {
+        Ok(_) if failed > 0 => Err(GenerateError::RankFailed {
+            rank: (u64::MAX - failed) as usize,
+        }),
+        r => r,
+    }
+}
+
+/// Takes the lock of `dir` on rank 0 (the writer), and tells every rank whether it got it, so
+/// that all return the error together.
+pub(super) fn lock_dir(comm: &dyn Comm, dir: &Path) -> Result<Option<DirLock>, GenerateError> {
+    let mine = (comm.rank() == 0).then(|| DirLock::acquire(dir));
+    if comm.size() == 1 {
+        return Ok(mine.transpose()?);
+    }
+    // 0: locked; p + 1: held by process p; MAX - 1: held by another process; MAX: failed.
+    let code = match &mine {
+        None | Some(Ok(_)) => 0,
+        Some(Err(LockError::Held { pid: Some(p), .. })) => u64::from(*p) + 1,
+        Some(Err(LockError::Held { pid: None, .. })) => u64::MAX - 1,
+        Some(Err(LockError::Io { .. })) => u64::MAX,
+    };
+    let code = comm.all_reduce_max(code);
+    let dir = dir.to_path_buf();
+    match mine {
+        Some(lock) => Ok(Some(lock?)),
+        None if code == 0 => Ok(None),
+        None if code == u64::MAX => Err(LockError::Io {
+            path: dir.join(crate::dir::lock::LOCK_FILE),
+            source: std::io::Error::other("rank 0 could not lock it"),
+        }
+        .into()),
+        None => Err(LockError::Held {
+            dir,
+            pid: u32::try_from(code - 1).ok(),
+        }
+        .into()),
+    }
+}
+
+/// Refuses tier `tier` when it needs more than the `needed` bytes the filesystem of `dir`
+/// has free (as rank 0 measures it, so that every rank decides alike). Where the free space
+/// cannot be read, nothing is refused.
+pub(super) fn check_disk(
+    comm: &dyn Comm,
+    dir: &Path,
+    tier: u8,
+    needed: u64,
+) -> Result<(), GenerateError> {
+    let free = if comm.rank() == 0 {
+        free_disk(dir).unwrap_or(u64::MAX)
+    } else {
+        0
+    };
+    let free = if comm.size() > 1 {
+        comm.all_reduce_max(free)
+    } else {
+        free
+    };
+    if needed > free {
+        return Err(GenerateError::NoSpace {
+            tier,
+            dir: dir.to_path_buf(),
+            needed,
+            free,
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,119 @@
+//! The one place the command line starts the ranks of a job: under `mpirun` (cargo feature
+//! `mpi`) one rank of an MPI job, otherwise one process, which is one rank
+//! ([`LocalComm`](oware_solver::distributed::LocalComm)). `generate` and `verify --deep`
+//! run through [`run_on_ranks`].
+
+use std::process::ExitCode;
+
+use anyhow::bail;
+use oware_solver::distributed::Comm;
+
+/// Runs `job` on the ranks this process belongs to, with `threads` worker threads per rank
+/// (default: one per core).
+///
+/// - One process: `job` runs on [`LocalComm`](oware_solver::distributed::LocalComm) inside a
+///   thread pool of its own; its result is returned.
+/// - One rank of an MPI job (a binary built with the feature `mpi` and started by
+///   `mpirun`): MPI is initialised, rayon's global pool is built, and `job` runs on this
+///   (main) thread, which alone calls MPI. After it succeeds, rank 0 prints every rank's
+///   peak memory (unless `quiet`). An error ends the whole job, since the other ranks may
+///   wait for this one forever: a held lock is told by rank 0 alone (exit status 2), a
+///   rank that stops because another failed says nothing (that one tells why), any other
+///   error is printed with its rank.
+///
+/// # Errors
+/// This binary lacks MPI but was started as one of several processes by `mpirun`; the
+/// worker threads cannot start; `job`'s error on one process.
+pub fn run_on_ranks(
+    threads: Option<usize>,
+    quiet: bool,
+    job: impl FnOnce(&dyn Comm) -> anyhow::Result<ExitCode> + Send,
+) -> anyhow::Result<ExitCode> {
+    refuse_mpi_job_without_mpi()?;
+    #[cfg(feature = "mpi")]
+    if launched_by_mpi() {
+        return run_mpi(threads, quiet, job);
+    }
+    let _ = quiet;
+    super::common::pool(threads)?.install(|| job(&oware_solver::distributed::LocalComm))
+}
+
+/// `job` as one rank of an MPI job (see [`run_on_ranks`]).
+#[cfg(feature = "mpi")]
+fn run_mpi(
+    threads: Option<usize>,
+    quiet: bool,
+    job: impl FnOnce(&dyn Comm) -> anyhow::Result<ExitCode>,
+) -> anyhow::Result<ExitCode> {
+    use anyhow::Context;
+    use oware_solver::distributed::MpiComm;
+    use oware_solver::{GenerateError, LockError};
+    let comm = MpiComm::init().context("cannot initialise MPI (funneled threading)")?;
+    let mut builder = rayon::ThreadPoolBuilder::new();
+    if let Some(t) = threads {
+        builder = builder.num_threads(t.max(1));
+    }
+    builder
+        .build_global()
+        .context("cannot start worker threads")?;
+    match job(&comm) {
+        Ok(code) => {
+            let peaks = super::progress::rank_peaks(&comm);
+            if let Some(peaks) = peaks.filter(|_| !quiet) {
+                eprintln!("{peaks}");
+            }
+            Ok(code)
+        }
+        Err(e) => {
+            if let Some(lock) = e.downcast_ref::<LockError>() {
+                // Every rank learns it together; rank 0 tells.
+                if comm.rank() == 0 {
+                    eprintln!("error: {lock}");
+                }
+                comm.abort(if matches!(lock, LockError::Held { .. }) {
+                    2
+                } else {
+                    1
+                })
+            }
+            if let Some(GenerateError::RankFailed { .. }) = e.downcast_ref::<GenerateError>() {
+                // The rank that failed tells why; every rank stopped with it.
+                comm.abort(1)
+            }
+            eprintln!("error: rank {}: {e:#}", comm.rank());
+            comm.abort(1)
+        }
+    }
+}
+
+/// The number of processes of the MPI job that started this one, as its launcher tells
+/// (Open MPI, MPICH or a PMIx launcher), if any.
+fn mpi_job_size() -> Option<u64> {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.trim().parse().ok())
+}
+
+/// Refuses to run as one of several processes of an MPI job in a binary built without the
+/// cargo feature `mpi`: each would run alone, over the same directory.
+///
+/// # Errors
+/// This binary lacks MPI and was started as one of several processes by `mpirun`.
+pub(crate) fn refuse_mpi_job_without_mpi() -> anyhow::Result<()> {
+    if cfg!(not(feature = "mpi")) && mpi_job_size().is_some_and(|n| n > 1) {
+        bail!(
+            "started by mpirun as one of {} processes, but this oware was built without MPI: \
+             build it with `cargo build --release --features mpi`",
+            mpi_job_size().unwrap_or(0)
+        );
+    }
+    Ok(())
+}
+
+/// Whether this process was started by `mpirun` (Open MPI, MPICH or a PMIx launcher).
+#[cfg(feature = "mpi")]
+pub(crate) fn launched_by_mpi() -> bool {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some())
+}
