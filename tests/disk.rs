@@ -1,54 +1,145 @@
 //! A tier that does not fit is refused before it starts, and a refused run leaves its
-//! directory with complete tiers only: no scratch, no partial files.
+//! directory with complete tiers only: no scratch, no partial files. The disk tests run on a
+//! small tmpfs that they mount in a mount namespace of their own (Linux only).
 
 mod support;
 
+#[cfg(target_os = "linux")]
 use std::process::Command;
 
-use support::{leftovers, ok, oware, run, text};
+#[cfg(target_os = "linux")]
+use support::run;
+use support::{leftovers, ok, oware, text};
+
+/// Set in the environment of a test run again inside new namespaces (see [`on_small_disk`]).
+#[cfg(target_os = "linux")]
+const INSIDE: &str = "OWARE_TEST_INSIDE_NAMESPACE";
+
+/// Set to skip the small-disk tests, knowingly, where no namespace can be made.
+#[cfg(target_os = "linux")]
+const SKIP: &str = "OWARE_TEST_SKIP_SMALL_DISK";
+
+/// The exit status of a test run inside new namespaces that could not mount its tmpfs.
+#[cfg(target_os = "linux")]
+const NO_MOUNT: i32 = 77;
 
 /// A small tmpfs mounted on a new directory, unmounted when dropped.
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 struct Tmpfs {
     dir: tempfile::TempDir,
 }
 
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 impl Tmpfs {
-    /// `None` (with the reason printed) where a filesystem cannot be mounted.
-    fn mount(size: &str) -> Option<Tmpfs> {
-        // SAFETY: `geteuid` only reads the process's credentials.
-        if unsafe { libc::geteuid() } != 0 {
-            eprintln!("skipped: mounting a small tmpfs needs root");
-            return None;
-        }
+    /// Mounts a tmpfs of `size`; exits the process with [`NO_MOUNT`] if it cannot.
+    fn mount(size: &str) -> Tmpfs {
         let dir = tempfile::tempdir().unwrap();
-        let status = Command::new("mount")
+        let out = Command::new("mount")
             .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
             .arg(dir.path())
-            .status();
-        if !status.is_ok_and(|s| s.success()) {
-            eprintln!("skipped: cannot mount a tmpfs here");
-            return None;
+            .output();
+        match out {
+            Ok(out) if out.status.success() => Tmpfs { dir },
+            Ok(out) => {
+                eprintln!("mount -t tmpfs: {}", text(&out.stderr).trim());
+                std::process::exit(NO_MOUNT)
+            }
+            Err(e) => {
+                eprintln!("mount: {e}");
+                std::process::exit(NO_MOUNT)
+            }
         }
-        Some(Tmpfs { dir })
     }
 }
 
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 impl Drop for Tmpfs {
     fn drop(&mut self) {
         let _ = Command::new("umount").arg(self.dir.path()).status();
     }
 }
 
-#[cfg(unix)]
+/// Runs `body` with the mount point of a tmpfs of `size`: a small disk, for the test `test`
+/// (the name of the calling test function).
+///
+/// Mounting needs privileges, so the test runs itself again inside a new mount namespace
+/// (`unshare --mount` as root, else `unshare --user --map-root-user --mount`, which needs no
+/// privileges where unprivileged user namespaces are allowed), where it mounts the tmpfs,
+/// runs `body` and the `oware` processes it starts, and where the mount disappears with the
+/// namespace. A failure of `body` fails the test. Where no namespace can be made the test
+/// fails too, saying why, unless `OWARE_TEST_SKIP_SMALL_DISK` is set: then it says loudly
+/// that it was skipped.
+#[cfg(target_os = "linux")]
+fn on_small_disk(test: &str, size: &str, body: impl FnOnce(&std::path::Path)) {
+    if std::env::var_os(INSIDE).is_some() {
+        let fs = Tmpfs::mount(size);
+        body(fs.dir.path());
+        return;
+    }
+    let exe = std::env::current_exe().expect("the path of this test binary");
+    // SAFETY: `geteuid` only reads the process's credentials.
+    let root = unsafe { libc::geteuid() } == 0;
+    let mut launchers: Vec<&[&str]> = Vec::new();
+    if root {
+        launchers.push(&["--mount"]);
+    }
+    launchers.push(&["--user", "--map-root-user", "--mount"]);
+    let mut failures = Vec::new();
+    for launcher in launchers {
+        let out = Command::new("unshare")
+            .args(launcher)
+            .arg(&exe)
+            .args(["--exact", test, "--nocapture", "--test-threads=1"])
+            .env(INSIDE, "1")
+            .output();
+        let out = match out {
+            Ok(out) => out,
+            Err(e) => {
+                failures.push(format!("unshare: {e}"));
+                continue;
+            }
+        };
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        if out.status.code() == Some(NO_MOUNT) || !stdout.contains("running 1 test") {
+            // The namespace or the mount could not be made: the test did not run.
+            failures.push(format!("unshare {}: {}", launcher.join(" "), stderr.trim()));
+            continue;
+        }
+        assert!(
+            out.status.success() && stdout.contains("test result: ok. 1 passed"),
+            "{test} on a {size} tmpfs failed:\n{stdout}\n{stderr}"
+        );
+        return;
+    }
+    let why = format!(
+        "cannot simulate a small disk for {test} (a {size} tmpfs in a new mount namespace): {}",
+        failures.join("; ")
+    );
+    if std::env::var_os(SKIP).is_some() {
+        eprintln!("SKIPPED, as {SKIP} asks: {why}");
+        return;
+    }
+    panic!(
+        "{why}\nAllow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 \
+         or kernel.apparmor_restrict_unprivileged_userns=0), run as root, or set {SKIP}=1 to \
+         skip this test knowingly."
+    );
+}
+
+#[cfg(target_os = "linux")]
 #[test]
 fn a_tier_that_does_not_fit_on_disk_is_refused_before_it_starts() {
-    let Some(fs) = Tmpfs::mount("3m") else {
-        return;
-    };
-    let d = fs.dir.path().join("t");
+    on_small_disk(
+        "a_tier_that_does_not_fit_on_disk_is_refused_before_it_starts",
+        "3m",
+        refused_before_it_starts,
+    );
+}
+
+/// Generating up to tier 14 on a 3 MiB disk at `disk`.
+#[cfg(target_os = "linux")]
+fn refused_before_it_starts(disk: &std::path::Path) {
+    let d = disk.join("t");
     let ds = d.to_str().unwrap();
     let out = run(&["generate", "--quiet", "--dir", ds, "--max-seeds", "14"]);
     assert_eq!(out.status.code(), Some(1));
@@ -87,17 +178,24 @@ fn a_tier_refused_for_memory_leaves_complete_tiers_only() {
     ok(&["verify", "--dir", d, "-q"]);
 }
 
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 #[test]
 fn recompress_refuses_a_tier_that_does_not_fit() {
-    let Some(fs) = Tmpfs::mount("1m") else {
-        return;
-    };
+    on_small_disk(
+        "recompress_refuses_a_tier_that_does_not_fit",
+        "1m",
+        recompress_refused,
+    );
+}
+
+/// Recompressing tiers 0..=11 onto a 1 MiB disk at `disk`.
+#[cfg(target_os = "linux")]
+fn recompress_refused(disk: &std::path::Path) {
     let tmp = tempfile::tempdir().unwrap();
     let src = tmp.path().join("src");
     let s = src.to_str().unwrap();
     ok(&["generate", "--quiet", "--dir", s, "--max-seeds", "11"]);
-    let d = fs.dir.path().join("t");
+    let d = disk.join("t");
     let ds = d.to_str().unwrap();
     let out = run(&[
         "recompress",

@@ -113,8 +113,9 @@ fn unreachable_positions_are_refused_by_reachable() {
     assert_eq!(TierIndex::new(6, IndexKind::Reachable).size(), 12_376 - 1);
 }
 
+/// Tier 3 of the dense index holds C(14, 3) = 364 positions, indices 0..364.
 #[test]
-#[should_panic]
+#[should_panic(expected = "index 364 out of tier 3")]
 fn unrank_out_of_range_panics() {
     let idx = TierIndex::new(3, IndexKind::Dense);
     idx.unrank(idx.size());

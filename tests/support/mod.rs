@@ -1,7 +1,9 @@
 //! Helpers shared by the end-to-end tests: running the `oware` binary built for the tests.
 
-// Each test crate uses a different subset.
-#![allow(dead_code)]
+#![allow(
+    dead_code,
+    reason = "every test crate compiles this module and uses a different subset of it"
+)]
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -33,7 +35,6 @@ pub fn text(bytes: &[u8]) -> String {
 }
 
 /// The tables of `dir`, by name.
-#[allow(dead_code)]
 pub fn tables(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
         .unwrap()
@@ -49,7 +50,6 @@ pub fn tables(dir: &Path) -> Vec<(String, Vec<u8>)> {
 }
 
 /// The names in `dir` that are neither a table, the manifest nor the lock file.
-#[allow(dead_code)]
 pub fn leftovers(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
         .unwrap()
@@ -61,7 +61,6 @@ pub fn leftovers(dir: &Path) -> Vec<String> {
 /// Takes the lock of `dir` as a writer does: an exclusive `flock` on `dir/.lock`, which
 /// holds the holder's process id. The lock lasts as long as the returned file.
 #[cfg(unix)]
-#[allow(dead_code)]
 pub fn hold_lock(dir: &Path) -> std::fs::File {
     use std::io::Write;
     use std::os::unix::io::AsRawFd;

@@ -1,7 +1,7 @@
 //! The benchmark drivers run and print their figures on a small tier: `bench_index`, and
-//! `synthetic_table` followed by `bench_probe` and `entropy` on the table it writes.
+//! `synthetic_table` followed by `bench_probe` and each subcommand of `entropy` on the table
+//! it writes.
 
-use std::path::Path;
 use std::process::{Command, Output};
 
 /// Runs one of this crate's binaries and returns its output; fails the test if it failed.
@@ -68,11 +68,39 @@ fn synthetic_table_then_bench_probe_and_entropy() {
     let text = std::fs::read_to_string(&positions).expect("the position file");
     assert_eq!(text.lines().count(), 1000);
 
-    let file = Path::new(&table).join("tier-08.owt");
-    let out = stdout(&run(
-        env!("CARGO_BIN_EXE_entropy"),
-        &[file.to_str().expect("a UTF-8 path")],
-    ));
-    assert!(out.contains("entries 75504"), "{out}");
-    assert!(out.contains("order-0 entropy"), "{out}");
+    let entropy = env!("CARGO_BIN_EXE_entropy");
+    let out = stdout(&run(entropy, &["scores", t, "8"]));
+    assert!(out.starts_with("entries 75504 file bits/pos "), "{out}");
+    for line in [
+        "order-0 entropy",
+        "order-1 with the context reset every 256",
+        "order-2 ",
+    ] {
+        assert!(out.contains(line), "no `{line}` in:\n{out}");
+    }
+    let out = stdout(&run(entropy, &["contexts", t, "8"]));
+    assert_eq!(out.lines().count(), 6, "{out}");
+    assert!(out.starts_with("tier 8, context previous (the tables' model)"));
+    for args in [
+        &["neighbours", t, "8"][..],
+        &["neighbours", t, "8", "--any"],
+    ] {
+        let out = stdout(&run(entropy, args));
+        assert_eq!(out.lines().count(), 25, "{out}");
+    }
+    let out = stdout(&run(entropy, &["orders", t, "8"]));
+    assert_eq!(out.lines().count(), 7, "{out}");
+    let out = stdout(&run(entropy, &["signs", t, "8"]));
+    assert!(out.contains("knowing the previous 4: "), "{out}");
+    // Synthetic scores have no lower tiers, and are no solved tier anyway.
+    let out = Command::new(entropy)
+        .args(["exit-delta", t, "8"])
+        .output()
+        .expect("run the tool");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("error: ") && err.contains("tier-00.owt") && err.lines().count() == 1,
+        "{err}"
+    );
 }

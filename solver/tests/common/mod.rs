@@ -6,7 +6,10 @@
 //! `A_k = {p : the mover can force a score >= k}` and `B_k = {p : the opponent can hold the
 //! mover to <= -k}`; then `score(p) = max{k : p in A_k}`, or `-max{k : p in B_k}`, or 0.
 
-#![allow(dead_code)]
+#![allow(
+    dead_code,
+    reason = "every test crate compiles this module and uses a different subset of it"
+)]
 
 use std::sync::Arc;
 

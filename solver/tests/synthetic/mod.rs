@@ -1,6 +1,9 @@
 //! Synthetic tables for the tests: a deterministic pseudo-random score in `-n..=n` per entry.
 
-#![allow(dead_code)]
+#![allow(
+    dead_code,
+    reason = "every test crate compiles this module and uses a different subset of it"
+)]
 
 use std::path::Path;
 

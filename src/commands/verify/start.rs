@@ -20,9 +20,10 @@ use super::deep::{verify_deep, verify_phase};
 use super::{resolve_rules, tier_ranges, Args};
 use crate::commands::progress::{solve_phase, Bars};
 
-/// Bits per position assumed for tables when no large table is present to measure: the
-/// default format (1,024-entry zstd blocks) stored the real tier 24 in 4.32 bits (both
-/// presets).
+/// Bits per position assumed for tables when no large table is present to measure: on the
+/// safe side of what real tables take, since the real tier 24 takes 3.67 bits in the default
+/// format (ctx-huffman, 1,024-entry blocks) and 4.32 in 1,024-entry zstd blocks
+/// (docs/BENCHMARKS.md).
 const ASSUMED_BITS: f64 = 4.5;
 
 /// A table is large enough to measure bits per position from if it holds this many.

@@ -1,102 +1,184 @@
-//! Prints entropy statistics of a tier table's scores (a design aid for value encodings):
-//! order-0, order-1 and order-2 entropies, the histogram of the scores, and the cost of a
-//! per-block palette.
+//! Entropies of real tables' scores under the models a table format could use: the
+//! measurements behind docs/BENCHMARKS.md, "Findings" (code: `oware_tools::entropy`). Each
+//! subcommand reads the table of tier TIER (reachable index) in DIR; `exit-delta` also reads
+//! the tiers below it.
 //!
-//! `cargo run --release -p oware-tools --bin entropy -- tables/tier-20.owt`
-use oware_db::Table;
-use std::path::Path;
+//! `cargo run --release -p oware-tools --bin entropy -- scores tables 20`
 
-fn h(counts: &[u64]) -> f64 {
-    let t: u64 = counts.iter().sum();
-    if t == 0 {
-        return 0.0;
-    }
-    counts
-        .iter()
-        .filter(|&&c| c > 0)
-        .map(|&c| {
-            let p = c as f64 / t as f64;
-            -p.log2() * c as f64
-        })
-        .sum::<f64>()
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use oware_tools::entropy::{contexts, exit_delta, neighbours, orders, read_tier, scores, signs};
+
+#[derive(Parser)]
+#[command(about = "Entropies of a tier's scores under models a table format could use")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
 }
 
-fn main() {
-    let path = std::env::args()
-        .nth(1)
-        .expect("usage: entropy TABLE (the path of one tier-NN.owt file)");
-    let t = Table::open(Path::new(&path)).expect("open");
-    let v = t.read_all().expect("read");
-    let n = v.len() as f64;
-    let sym = |x: i8| (x as i32 + 64) as usize;
-    let mut c0 = vec![0u64; 128];
-    let mut c1 = vec![vec![0u64; 128]; 128];
-    let mut eqprev = 0u64;
-    for (i, &x) in v.iter().enumerate() {
-        c0[sym(x)] += 1;
-        let p = if i > 0 { v[i - 1] } else { 0 };
-        c1[sym(p)][sym(x)] += 1;
-        if p == x {
-            eqprev += 1;
-        }
-    }
-    let h0 = h(&c0) / n;
-    let h1: f64 = c1.iter().map(|c| h(c)).sum::<f64>() / n;
-    println!(
-        "entries {} file bits/pos {:.3}",
-        v.len(),
-        t.bits_per_entry()
-    );
-    println!(
-        "order-0 entropy {:.3} bits, order-1 {:.3} bits, equal to previous {:.3}",
-        h0,
-        h1,
-        eqprev as f64 / n
-    );
-    let hist: Vec<(i32, u64)> = c0
-        .iter()
-        .enumerate()
-        .filter(|(_, &c)| c > 0)
-        .map(|(s, &c)| (s as i32 - 64, c))
-        .collect();
-    println!("histogram {:?}", hist);
-    extra(&v);
-    for b in [256usize, 1024, 4096] {
-        let mut bits = 0f64;
-        let mut distinct = 0usize;
-        for blk in v.chunks(b) {
-            let mut c = [0u64; 128];
-            for &x in blk {
-                c[sym(x)] += 1;
+/// Where the table is.
+#[derive(clap::Args)]
+struct Tier {
+    /// The directory of the tables.
+    dir: PathBuf,
+    /// The tier measured.
+    #[arg(value_parser = clap::value_parser!(u8).range(0..=48))]
+    tier: u8,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Order-0, order-1 (also as the tables code it) and order-2 entropies, the histogram
+    /// and the cost of per-block palettes.
+    Scores(Tier),
+    /// Richer contexts than the previous score: the mover's seed count, the two previous
+    /// scores, features of the board.
+    Contexts(Tier),
+    /// A neighbour's score (one seed moved to the next house) as a further context.
+    Neighbours {
+        #[command(flatten)]
+        tier: Tier,
+        /// Every neighbour, not only those a block decoder would know (of smaller index).
+        #[arg(long)]
+        any: bool,
+    },
+    /// The order-1 entropy in other orders of the positions (houses permuted).
+    Orders {
+        #[command(flatten)]
+        tier: Tier,
+        /// Then search for a better order, swapping two houses at a time (slow: use a
+        /// small tier).
+        #[arg(long)]
+        search: bool,
+    },
+    /// The win/draw/loss signs alone, knowing the previous one and four signs.
+    Signs(Tier),
+    /// Storing `score − exit` (the best move that leaves the tier) instead of the score;
+    /// reads tiers 0..=TIER.
+    ExitDelta(Tier),
+}
+
+fn main() -> std::process::ExitCode {
+    match run(Cli::parse().command) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            // The chain of causes, without those an error already quotes.
+            let mut message = e.to_string();
+            for cause in e.chain().skip(1).map(ToString::to_string) {
+                if !message.contains(&cause) {
+                    message = format!("{message}: {cause}");
+                }
             }
-            let d = c.iter().filter(|&&x| x > 0).count();
-            distinct += d;
-            bits += (d as f64).log2().ceil() * blk.len() as f64;
+            eprintln!("error: {message}");
+            std::process::ExitCode::FAILURE
         }
-        println!(
-            "block {b}: mean distinct {:.2}, palette bits/pos {:.3}",
-            distinct as f64 / (v.len() / b) as f64,
-            bits / n
-        );
     }
 }
 
-#[allow(dead_code)]
-fn extra(v: &[i8]) {
-    let n = v.len() as f64;
-    let sym = |x: i8| (x as i32 + 64) as usize;
-    let mut c2 = std::collections::HashMap::<(usize, usize), Vec<u64>>::new();
-    let mut ce = std::collections::HashMap::<(usize, bool), Vec<u64>>::new();
-    for i in 2..v.len() {
-        c2.entry((sym(v[i - 1]), sym(v[i - 2])))
-            .or_insert_with(|| vec![0; 128])[sym(v[i])] += 1;
-        ce.entry((sym(v[i - 1]), v[i - 1] == v[i - 2]))
-            .or_insert_with(|| vec![0; 128])[sym(v[i])] += 1;
+fn run(command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Scores(t) => {
+            let tier = read_tier(&t.dir, t.tier)?;
+            println!(
+                "entries {} file bits/pos {:.3}",
+                tier.scores.len(),
+                tier.bits_per_entry
+            );
+            print!("{}", scores::measure(&tier.scores));
+        }
+        Command::Contexts(t) => {
+            let n = t.tier;
+            let tier = read_tier(&t.dir, n)?;
+            for c in contexts::measure(n, &tier.scores) {
+                println!(
+                    "tier {n}, context {:40} {:.3} bits per position ({} contexts)",
+                    c.name, c.bits, c.contexts
+                );
+            }
+        }
+        Command::Neighbours { tier: t, any } => {
+            let n = t.tier;
+            let tier = read_tier(&t.dir, n)?;
+            let m = neighbours::measure(n, &tier.scores, any);
+            println!(
+                "tier {n}: previous score (the tables' model): {:.3} bits per position",
+                m.order1
+            );
+            for x in &m.moves {
+                println!(
+                    "tier {n}: previous and the neighbour with a seed moved from house {} to {}: \
+                     {:.3} bits per position (neighbour known for {:.1} %)",
+                    x.from,
+                    x.to,
+                    x.bits,
+                    100.0 * x.known
+                );
+            }
+        }
+        Command::Orders { tier: t, search } => {
+            let n = t.tier;
+            let tier = read_tier(&t.dir, n)?;
+            println!(
+                "tier {n}, stored order: {:.3} bits per position",
+                orders::order1(tier.scores.iter().copied())
+            );
+            let reorder = orders::Reorder::new(n, &tier.scores);
+            for (name, order) in &orders::ORDERS {
+                println!(
+                    "tier {n}, {name:34} {:.3} bits per position",
+                    reorder.entropy(order)
+                );
+            }
+            if search {
+                let (best, bits) = reorder.search(|order, bits| {
+                    println!("tier {n}, houses {order:?}: {bits:.4} bits per position");
+                });
+                println!("tier {n}, best found: houses {best:?}, {bits:.4} bits per position");
+            }
+        }
+        Command::Signs(t) => {
+            let n = t.tier;
+            let tier = read_tier(&t.dir, n)?;
+            for k in [1, 4] {
+                println!(
+                    "tier {n}, the signs alone, knowing the previous {k}: {:.3} bits per position",
+                    signs::entropy(&tier.scores, k)
+                );
+            }
+        }
+        Command::ExitDelta(t) => {
+            let n = t.tier;
+            let tier = read_tier(&t.dir, n)?;
+            let mut lower = Vec::with_capacity(usize::from(n));
+            for k in 0..n {
+                let below = read_tier(&t.dir, k)?;
+                if below.rules != tier.rules {
+                    anyhow::bail!(
+                        "tier {k} was solved under {}, tier {n} under {}",
+                        below.rules,
+                        tier.rules
+                    );
+                }
+                lower.push(below.scores);
+            }
+            let d = exit_delta::measure(&tier.rules, n, &lower, &tier.scores)
+                .with_context(|| format!("{}", t.dir.display()))?;
+            println!(
+                "tier {n}: {} positions, with exit {:.3}, exit exact {:.3}",
+                d.positions, d.with_exit, d.exact
+            );
+            println!(
+                "score: order-0 {:.3} order-1 {:.3}; delta: order-0 {:.3} order-1 {:.3}, \
+                 +has-exit ctx {:.3}",
+                d.score_order0, d.score_order1, d.delta_order0, d.delta_order1, d.delta_has_exit
+            );
+            println!(
+                "don't care where the exit is the score: order-1 {:.3}",
+                d.dont_care
+            );
+        }
     }
-    println!(
-        "order-2 {:.3} bits ({} contexts), prev+eq {:.3}",
-        c2.values().map(|c| h(c)).sum::<f64>() / n,
-        c2.len(),
-        ce.values().map(|c| h(c)).sum::<f64>() / n
-    );
+    Ok(())
 }
