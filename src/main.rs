@@ -56,7 +56,7 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
-        Err(_) if oware_solver::interrupted() => {
+        Err(_) if signals::cancel().is_cancelled() => {
             // A write gave up for an interrupt: the signal's thread cleans up and ends the
             // process with the signal's status.
             loop {

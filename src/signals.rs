@@ -1,9 +1,21 @@
-//! Interrupts of the writing commands: on SIGINT, SIGTERM or SIGHUP the process removes the
-//! temporaries of the directories it holds locked, then ends.
+//! Interrupts of the writing commands: on SIGINT, SIGTERM or SIGHUP the process cancels its
+//! writers ([`cancel`]), which removes the temporaries of the directories they hold locked,
+//! then ends.
+
+use std::sync::OnceLock;
+
+use oware_solver::Cancel;
+
+/// The cancellation of this process's writers, handed to every job that writes and
+/// cancelled by the signal thread of [`clean_up_on_signals`].
+pub fn cancel() -> &'static Cancel {
+    static CANCEL: OnceLock<Cancel> = OnceLock::new();
+    CANCEL.get_or_init(Cancel::new)
+}
 
 /// Ends the process on SIGINT, SIGTERM or SIGHUP, with exit status 128 + the signal, after
-/// removing the temporaries (scratch, partial `.tmp` files) of every directory it holds
-/// locked ([`oware_solver::remove_held_temporaries`]): the directory keeps its complete tiers
+/// cancelling its writers ([`cancel`]), which removes the temporaries (scratch, partial
+/// `.tmp` files) of every directory they hold locked: the directory keeps its complete tiers
 /// only.
 ///
 /// The signals are blocked in the calling thread and so in every thread it starts later, and
@@ -28,7 +40,7 @@ pub fn clean_up_on_signals() {
         let mut sig: libc::c_int = 0;
         // SAFETY: `set` is a valid initialised signal set, `sig` a place to write to.
         if unsafe { libc::sigwait(&set, &mut sig) } == 0 {
-            oware_solver::remove_held_temporaries();
+            cancel().cancel();
             // Best effort: a stderr that fails (a closed terminal, a full disk) must not stop
             // the exit, since the directory's lock is held until the process ends.
             let msg = format!("\ninterrupted (signal {sig}); only complete tiers are kept\n");

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::Stdio;
 
 use oware_db::{IndexKind, Rules, TierIndex};
-use oware_solver::{tier_memory, window_bytes};
+use oware_solver::memory::{tier_memory, window_bytes};
 use support::{leftovers, ok, oware, tables, text};
 
 /// A limit that fits tier 16's cells and a third of its lower tiers, and every lower tier

@@ -1,7 +1,24 @@
 //! # oware-solver
 //!
-//! Generation of Oware endgame databases by retrograde analysis, tier by tier: [`solve_tier`]
-//! solves one tier from the scores of the tiers below it ([`LowerTiers`]).
+//! Generation and deep verification of Oware endgame databases by retrograde analysis, tier
+//! by tier, on one process or over the ranks of an MPI job.
+//!
+//! - The jobs: [`generate`] solves tiers into a directory of tables, resumably;
+//!   [`verify_deep`] re-proves every score of a directory. Each takes a communicator
+//!   ([`distributed::Comm`]): one process is one rank ([`distributed::LocalComm`]).
+//! - One tier: [`solve_tier`] (and its sliced and tuned forms) solves it from the scores of
+//!   the tiers below ([`LowerTiers`]); [`verify_tier`] re-proves a tier's scores
+//!   independently.
+//! - The table directory: [`TableDir`] (paths, the writer's [`DirLock`], the [`Cancel`]
+//!   that stops writers and removes their temporaries, free disk), the parallel table
+//!   writer and reader ([`write_table_parallel`], [`read_table`]) and the checks
+//!   ([`check_tiers`]).
+//! - [`memory`]: the memory plan of every job; [`distributed`]: the communicators and the
+//!   partitioned solver and verifier.
+//!
+//! The source is grouped by stage: `solve/` (first pass, cells, levels, frontier), `verify/`
+//! (the independent verifier), `lower/` (the lower tiers, whole or in slices), `dir/` (the
+//! table directory), `job/` (the drivers), `distributed/` (the ranks).
 
 #![warn(missing_docs)]
 
@@ -11,7 +28,7 @@ mod error;
 mod granule;
 mod job;
 mod lower;
-mod memory;
+pub mod memory;
 mod prefetch;
 mod progress;
 mod solve;
@@ -19,13 +36,10 @@ mod verify;
 
 pub use dir::check::{check_tiers, CheckObserver};
 pub use dir::disk::{free_disk, generate_tier_disk, table_disk_bound};
-pub use dir::lock::{
-    interrupted, is_temporary, remove_held_temporaries, remove_temporaries, writing, DirLock,
-    LockError, LOCK_FILE,
-};
+pub use dir::lock::is_temporary;
 pub use dir::read::read_table;
 pub use dir::write::{write_table_parallel, DEFAULT_BATCH_BLOCKS};
-pub use dir::SCRATCH_DIR;
+pub use dir::{Cancel, DirLock, LockError, TableDir, LOCK_FILE, SCRATCH_DIR};
 pub use error::{AllocError, SolveError};
 pub use job::deep::{
     verify_deep, DeepReport, TierVerdict, VerifyError, VerifyObserver, VerifyOptions,
@@ -36,12 +50,6 @@ pub use job::generate::{
 };
 pub use lower::slice::{cut_slices, Piece, ScoreSource, Slice, TableSource, SLICE_ALIGN};
 pub use lower::LowerTiers;
-pub use memory::{
-    available_memory, generate_least_memory, generate_peak_memory, generate_tier_memory,
-    human_bytes, partition_memory, plan_tier, plan_verify, tier_memory, verify_deep_least_memory,
-    verify_deep_memory, verify_memory, window_bytes, ExitPlan, TierPlan, MAX_SLICES,
-    MIN_SLICE_BYTES,
-};
 pub use progress::{NoProgress, Phase, Progress};
 pub use solve::{solve_tier, solve_tier_sliced, solve_tier_tuned, SolveStats, TierScores, Tuning};
 pub use verify::{

@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use oware_db::Rules;
 use oware_solver::distributed::{LocalComm, ThreadComm};
 use oware_solver::{
-    generate, DirLock, GenerateError, GenerateObserver, GenerateOptions, LockError, Phase,
-    Progress, TierReport, LOCK_FILE, SCRATCH_DIR,
+    generate, Cancel, GenerateError, GenerateObserver, GenerateOptions, LockError, Phase, Progress,
+    TableDir, TierReport, LOCK_FILE, SCRATCH_DIR,
 };
 
 /// Reports nothing; when `fail_tier` is set, makes the write of that tier fail as on a full
@@ -57,6 +57,7 @@ fn options(dir: &Path, max: u8) -> GenerateOptions {
         compression: Default::default(),
         slice_bytes: None,
         exchange_batch: None,
+        cancel: oware_solver::Cancel::new(),
     }
 }
 
@@ -89,7 +90,7 @@ fn a_held_lock_refuses_a_second_writer_on_every_rank() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("t");
     std::fs::create_dir_all(&dir).unwrap();
-    let lock = DirLock::acquire(&dir).unwrap();
+    let lock = TableDir::new(&dir, &Cancel::new()).lock().unwrap();
     let me = Some(std::process::id());
     let err = generate(&LocalComm, &options(&dir, 4), &observer(&dir, None)).unwrap_err();
     assert!(

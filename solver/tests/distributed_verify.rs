@@ -44,6 +44,7 @@ fn generated(dir: &Path, rules: &Rules, max: u8) {
         compression: Default::default(),
         slice_bytes: None,
         exchange_batch: None,
+        cancel: oware_solver::Cancel::new(),
     };
     generate(&LocalComm, &opts, &Silent).unwrap();
 }
@@ -62,6 +63,7 @@ fn options(
         slice_bytes: None,
         again: true,
         exchange_batch: batch,
+        cancel: oware_solver::Cancel::new(),
     }
 }
 

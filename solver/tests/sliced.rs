@@ -93,7 +93,7 @@ fn sliced_exits_from_tables_are_byte_identical() {
     };
     for (n, scores) in reference.iter().enumerate().take(max as usize) {
         write_table_parallel(
-            dir.path(),
+            &oware_solver::TableDir::new(dir.path(), &oware_solver::Cancel::new()),
             &rules,
             n as u8,
             IndexKind::Reachable,
@@ -119,7 +119,7 @@ fn a_missing_lower_table_is_named() {
     for n in [0u8, 1, 2, 3, 5, 6] {
         let w = WriteOptions::default();
         write_table_parallel(
-            dir.path(),
+            &oware_solver::TableDir::new(dir.path(), &oware_solver::Cancel::new()),
             &rules,
             n,
             IndexKind::Reachable,

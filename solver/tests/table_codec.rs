@@ -57,7 +57,7 @@ proptest! {
             sub_block_shift: shift,
         };
         let w = write_table_parallel(
-            dir.path(),
+&oware_solver::TableDir::new(dir.path(), &oware_solver::Cancel::new()),
             &Rules::ABAPA,
             n,
             IndexKind::Reachable,

@@ -47,7 +47,7 @@ fn flip_and_cut(compression: Compression) {
         ..WriteOptions::default()
     };
     let w = write_table_parallel(
-        dir.path(),
+        &oware_solver::TableDir::new(dir.path(), &oware_solver::Cancel::new()),
         &Rules::ABAPA,
         n,
         IndexKind::Reachable,

@@ -28,8 +28,16 @@ fn round_trip_several_tiers_and_block_sizes() {
             level: 3,
             ..WriteOptions::default()
         };
-        let w =
-            write_table_parallel(dir.path(), &Rules::AWARI, n, kind, &scores, &opts, 5).unwrap();
+        let w = write_table_parallel(
+            &oware_solver::TableDir::new(dir.path(), &oware_solver::Cancel::new()),
+            &Rules::AWARI,
+            n,
+            kind,
+            &scores,
+            &opts,
+            5,
+        )
+        .unwrap();
         assert_eq!(w.file, tier_file_name(n));
         assert!(!dir.path().join(format!("{}.tmp", w.file)).exists());
         let t = Table::open(&w.path).unwrap();
@@ -174,7 +182,7 @@ fn the_parallel_driver_writes_the_same_bytes() {
             let a = write_table_with(one.path(), &Rules::ABAPA, n, kind, &scores, &opts).unwrap();
             for batch in [1, 3, 1024] {
                 let b = write_table_parallel(
-                    many.path(),
+                    &oware_solver::TableDir::new(many.path(), &oware_solver::Cancel::new()),
                     &Rules::ABAPA,
                     n,
                     kind,

@@ -113,9 +113,9 @@ pub fn check_disk(n: u8, needed: u64, dir: &Path) -> anyhow::Result<()> {
         if needed > free {
             anyhow::bail!(
                 "tier {n} needs {} of disk in {}, {} free; nothing was written for it",
-                oware_solver::human_bytes(needed),
+                oware_solver::memory::human_bytes(needed),
                 dir.display(),
-                oware_solver::human_bytes(free)
+                oware_solver::memory::human_bytes(free)
             );
         }
     }

@@ -65,6 +65,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         compression,
         slice_bytes: slice_bytes_from_env()?,
         exchange_batch: exchange_batch_from_env()?,
+        cancel: crate::signals::cancel().clone(),
     };
     let start = Instant::now();
     run_on_ranks(args.threads, args.quiet, |comm| {

@@ -224,13 +224,13 @@ impl GenerateObserver for Bars {
         );
     }
 
-    fn tier_plan(&self, tier: u8, plan: &oware_solver::TierPlan, slices: u64) {
-        if let oware_solver::ExitPlan::Sliced { slice_bytes } = plan.exits {
+    fn tier_plan(&self, tier: u8, plan: &oware_solver::memory::TierPlan, slices: u64) {
+        if let oware_solver::memory::ExitPlan::Sliced { slice_bytes } = plan.exits {
             self.log(&format!(
                 "tier {tier:2}: exits in {slices} slices of ≤ {} (lower tiers {} of memory, cells {})",
-                oware_solver::human_bytes(slice_bytes.min(plan.lower)),
-                oware_solver::human_bytes(plan.lower),
-                oware_solver::human_bytes(plan.own),
+                oware_solver::memory::human_bytes(slice_bytes.min(plan.lower)),
+                oware_solver::memory::human_bytes(plan.lower),
+                oware_solver::memory::human_bytes(plan.own),
             ));
         }
     }
@@ -254,7 +254,7 @@ impl GenerateObserver for Bars {
                     format!(
                         " in {} sweeps (slices of ≤ {}, read in {:.2} s)",
                         stats.exit_sweeps(),
-                        oware_solver::human_bytes(stats.slice_bytes()),
+                        oware_solver::memory::human_bytes(stats.slice_bytes()),
                         stats.load_seconds()
                     )
                 } else {

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context};
 use oware_db::{tier_file_name, Compression, Manifest, Table, TierEntry, WriteOptions};
-use oware_solver::{write_table_parallel, DirLock, DEFAULT_BATCH_BLOCKS};
+use oware_solver::{write_table_parallel, TableDir, DEFAULT_BATCH_BLOCKS};
 
 /// Arguments of `oware recompress`.
 #[derive(clap::Args)]
@@ -62,7 +62,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     // The destination is written under its lock; what a dead writer left there goes first,
     // and what this run leaves on an error goes too.
-    let lock = DirLock::acquire(&args.out)?;
+    let lock = TableDir::new(&args.out, crate::signals::cancel()).lock()?;
     lock.remove_temporaries();
     let result = rewrite(&args);
     if result.is_err() {
@@ -121,9 +121,9 @@ fn rewrite(args: &Args) -> anyhow::Result<ExitCode> {
         let read = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
         // The table's and the manifest's temporaries, out of an interrupt's way.
-        let writing = oware_solver::writing();
+        let writing = crate::signals::cancel().writing();
         let w = write_table_parallel(
-            &args.out,
+            &TableDir::new(&args.out, crate::signals::cancel()),
             &rules,
             n,
             table.kind(),

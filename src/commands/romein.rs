@@ -11,7 +11,7 @@ use oware_db::{
     tier_file_name, IndexKind, Manifest, RomeinOrder, Rules, Table, TierEntry, TierIndex,
     WriteOptions, MAX_SEEDS,
 };
-use oware_solver::{write_table_parallel, DirLock, DEFAULT_BATCH_BLOCKS};
+use oware_solver::{write_table_parallel, TableDir, DEFAULT_BATCH_BLOCKS};
 use rayon::prelude::*;
 
 use super::common::{check_disk, resolve_rules};
@@ -82,13 +82,13 @@ fn scores_file(dir: &Path, n: u8) -> PathBuf {
 /// Refuses to `what` (export, import) tier `n` of `size` positions unless `memory` bytes are
 /// available, before anything is written for it.
 fn check_memory(n: u8, memory: u64, size: u64, what: &str) -> anyhow::Result<()> {
-    let available = oware_solver::available_memory();
+    let available = oware_solver::memory::available_memory();
     if memory > available {
         bail!(
             "tier {n} needs {} of memory to {what} ({size} positions, two bytes each), {} \
              available; nothing was written for it",
-            oware_solver::human_bytes(memory),
-            oware_solver::human_bytes(available)
+            oware_solver::memory::human_bytes(memory),
+            oware_solver::memory::human_bytes(available)
         );
     }
     Ok(())
@@ -196,7 +196,7 @@ pub fn run_import(args: ImportArgs) -> anyhow::Result<ExitCode> {
     }
     std::fs::create_dir_all(&args.dir)
         .with_context(|| format!("creating {}", args.dir.display()))?;
-    let lock = DirLock::acquire(&args.dir)?;
+    let lock = TableDir::new(&args.dir, crate::signals::cancel()).lock()?;
     lock.remove_temporaries();
     let result = import(&args, &tiers);
     if result.is_err() {
@@ -284,9 +284,9 @@ fn import(args: &ImportArgs, tiers: &[u8]) -> anyhow::Result<ExitCode> {
                 }
             });
         drop(theirs);
-        let writing = oware_solver::writing();
+        let writing = crate::signals::cancel().writing();
         let w = write_table_parallel(
-            &args.dir,
+            &TableDir::new(&args.dir, crate::signals::cancel()),
             &rules,
             n,
             IndexKind::Reachable,

@@ -12,11 +12,9 @@
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, RwLock, RwLockReadGuard};
-
 use thiserror::Error;
 
+use super::cancel::Cancel;
 use super::SCRATCH_DIR;
 
 /// The lock file of a table directory.
@@ -47,24 +45,24 @@ fn holder(pid: Option<u32>) -> String {
     pid.map_or_else(|| "another process".to_string(), |p| format!("process {p}"))
 }
 
-/// The directories this process holds locked, for [`remove_held_temporaries`].
-static HELD: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-
 /// An exclusive lock on a table directory, released when dropped (or when the process ends).
 #[derive(Debug)]
 pub struct DirLock {
     dir: PathBuf,
     file: File,
+    /// The cancellation whose cleanup removes the directory's temporaries.
+    cancel: Cancel,
 }
 
 impl DirLock {
     /// Takes the lock of `dir` (which must exist) without waiting, and writes this process's
-    /// id into the lock file.
+    /// id into the lock file; while it is held, `cancel`'s cleanup removes the directory's
+    /// temporaries ([`Cancel::cancel`]).
     ///
     /// # Errors
     /// [`LockError::Held`] when another process holds it; [`LockError::Io`] when the lock file
     /// cannot be opened, locked or written.
-    pub fn acquire(dir: &Path) -> Result<DirLock, LockError> {
+    pub(crate) fn acquire(dir: &Path, cancel: &Cancel) -> Result<DirLock, LockError> {
         let path = dir.join(LOCK_FILE);
         let io = |source| LockError::Io {
             path: path.clone(),
@@ -106,12 +104,11 @@ impl DirLock {
             .and_then(|()| file.seek(SeekFrom::Start(0)))
             .and_then(|_| writeln!(file, "{}", std::process::id()))
             .map_err(io)?;
-        if let Ok(mut held) = HELD.lock() {
-            held.push(dir.to_path_buf());
-        }
+        cancel.hold(dir);
         Ok(DirLock {
             dir: dir.to_path_buf(),
             file,
+            cancel: cancel.clone(),
         })
     }
 
@@ -124,15 +121,22 @@ impl DirLock {
     pub fn remove_temporaries(&self) {
         remove_temporaries(&self.dir);
     }
+
+    /// Held while the holder creates, writes and renames a temporary file of the directory
+    /// ([`Cancel::writing`]).
+    pub fn writing(&self) -> std::sync::RwLockReadGuard<'_, ()> {
+        self.cancel.writing()
+    }
+
+    /// Whether the writers are cancelled ([`Cancel::is_cancelled`]).
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
 }
 
 impl Drop for DirLock {
     fn drop(&mut self) {
-        if let Ok(mut held) = HELD.lock() {
-            if let Some(i) = held.iter().position(|d| *d == self.dir) {
-                held.swap_remove(i);
-            }
-        }
+        self.cancel.release(&self.dir);
         // The lock file stays (removing it would let two processes lock two different files);
         // emptied, it names no holder.
         let _ = self.file.set_len(0);
@@ -174,7 +178,7 @@ pub fn is_temporary(name: &str) -> bool {
 /// Removes the temporaries of writers from `dir`: the scratch directory and every
 /// [`is_temporary`] file. Only for a caller that holds the directory's lock (else they may
 /// be a live writer's). Failures are ignored: what stays is removed by the next writer.
-pub fn remove_temporaries(dir: &Path) {
+pub(crate) fn remove_temporaries(dir: &Path) {
     let _ = std::fs::remove_dir_all(dir.join(SCRATCH_DIR));
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
@@ -186,50 +190,6 @@ pub fn remove_temporaries(dir: &Path) {
     }
 }
 
-/// Shared by every step that creates, writes and renames a writer's temporary file
-/// ([`writing`]); taken exclusively, and never given back, by [`remove_held_temporaries`], so
-/// that no temporary is created after that cleanup.
-static WRITING: RwLock<()> = RwLock::new(());
-
-/// Set once [`remove_held_temporaries`] has been called: writers stop at their next check.
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-/// Held while a writer creates, writes and renames a temporary file of a locked directory
-/// (a table, the manifest). An interrupt's cleanup waits for the steps in flight, so it never
-/// misses a temporary created while it runs.
-pub fn writing() -> RwLockReadGuard<'static, ()> {
-    WRITING
-        .read()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// Whether the process is being interrupted ([`remove_held_temporaries`] was called): a
-/// long write checks it between batches and gives up.
-pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::Relaxed)
-}
-
-/// Removes the temporaries of every directory this process holds locked: for a handler of
-/// an interrupt that ends the process before the writers can clean up. It first waits for
-/// the writing steps in flight (which give up at their next check, see [`interrupted`]) and
-/// then keeps every new one from starting, for good: call it only just before the process
-/// ends.
-pub fn remove_held_temporaries() {
-    INTERRUPTED.store(true, Ordering::Relaxed);
-    let writing = WRITING
-        .write()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    // Never released: the process ends after the cleanup, and no writer may start before.
-    std::mem::forget(writing);
-    let held = match HELD.lock() {
-        Ok(held) => held,
-        Err(poisoned) => poisoned.into_inner(),
-    };
-    for dir in held.iter() {
-        remove_temporaries(dir);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,13 +197,14 @@ mod tests {
     #[test]
     fn a_second_lock_is_refused_with_the_holders_pid() {
         let dir = tempfile::tempdir().unwrap();
-        let lock = DirLock::acquire(dir.path()).unwrap();
-        match DirLock::acquire(dir.path()) {
+        let cancel = Cancel::new();
+        let lock = DirLock::acquire(dir.path(), &cancel).unwrap();
+        match DirLock::acquire(dir.path(), &cancel) {
             Err(LockError::Held { pid, .. }) => assert_eq!(pid, Some(std::process::id())),
             other => panic!("{other:?}"),
         }
         drop(lock);
-        let again = DirLock::acquire(dir.path()).unwrap();
+        let again = DirLock::acquire(dir.path(), &cancel).unwrap();
         assert_eq!(again.dir(), dir.path());
     }
 

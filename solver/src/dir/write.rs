@@ -2,10 +2,10 @@
 //! on every thread, then blocks compressed in parallel in bounded batches and streamed to
 //! the file. The bytes are those of [`oware_db::write_table_with`].
 
-use std::path::Path;
-
 use oware_db::{EncodeScratch, Error, IndexKind, Rules, TableEncoder, WriteOptions, WrittenTable};
 use rayon::prelude::*;
+
+use super::TableDir;
 
 /// Blocks compressed per parallel batch by default (bounds the compressed bytes held in
 /// memory).
@@ -13,12 +13,13 @@ pub const DEFAULT_BATCH_BLOCKS: usize = 1024;
 
 /// [`oware_db::write_table_with`] on the rayon thread pool: the same file, byte for byte.
 /// Blocks are compressed `batch_blocks` at a time (at least 1), so memory is `scores` plus
-/// one batch of compressed blocks.
+/// one batch of compressed blocks. Between batches it gives up once `dir`'s writers are
+/// cancelled ([`Cancel`](super::Cancel)).
 ///
 /// # Errors
-/// As [`oware_db::write_table_with`].
+/// As [`oware_db::write_table_with`]; an I/O error of kind `Interrupted` once cancelled.
 pub fn write_table_parallel(
-    dir: &Path,
+    dir: &TableDir,
     rules: &Rules,
     tier: u8,
     kind: IndexKind,
@@ -26,7 +27,7 @@ pub fn write_table_parallel(
     opts: &WriteOptions,
     batch_blocks: usize,
 ) -> Result<WrittenTable, Error> {
-    let mut encoder = TableEncoder::new(dir, rules, tier, kind, scores, opts)?;
+    let mut encoder = TableEncoder::new(dir.path(), rules, tier, kind, scores, opts)?;
     let block_count = encoder.block_count();
     if encoder.needs_counts() {
         let enc = &encoder;
@@ -55,9 +56,9 @@ pub fn write_table_parallel(
         .step_by(batch_blocks)
         .flat_map(move |first| {
             let last = (first + batch_blocks).min(block_count);
-            if crate::dir::lock::interrupted() {
+            if dir.cancel().is_cancelled() {
                 let stop = std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted");
-                return vec![Err(Error::io(dir, stop))];
+                return vec![Err(Error::io(dir.path(), stop))];
             }
             (first..last)
                 .into_par_iter()

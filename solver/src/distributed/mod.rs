@@ -18,7 +18,6 @@ mod solve;
 mod verify;
 mod write;
 
-pub use crate::memory::partition_memory;
 pub use comm::{Comm, LocalComm, ThreadComm};
 #[cfg(feature = "mpi")]
 pub use mpi::MpiComm;

@@ -6,13 +6,13 @@
 //! writes from the whole tier.
 
 use std::cell::Cell;
-use std::path::Path;
 
 use oware_db::{EncodeScratch, Error, IndexKind, Rules, TableEncoder, WriteOptions, WrittenTable};
 use rayon::prelude::*;
 
 use super::comm::{pack_bytes, unpack_bytes, Comm};
 use super::partition::{LocalScores, Partition, PARTITION_ALIGN};
+use crate::dir::TableDir;
 
 /// The table of tier `tier` from the ranks' [`LocalScores`] (rank `r` holding its range of
 /// the tier's [`Partition`]) into `dir`, written by rank 0: `Ok(Some(_))` there, `Ok(None)`
@@ -27,7 +27,7 @@ use super::partition::{LocalScores, Partition, PARTITION_ALIGN};
 /// aligns to, or on the ranks that learn that another rank failed.
 pub fn write_table_distributed(
     comm: &dyn Comm,
-    dir: &Path,
+    dir: &TableDir,
     rules: &Rules,
     tier: u8,
     local: &LocalScores,
@@ -59,7 +59,7 @@ pub fn write_table_distributed(
             )));
         }
         TableEncoder::for_blocks(
-            dir,
+            dir.path(),
             rules,
             tier,
             IndexKind::Reachable,
@@ -140,9 +140,9 @@ pub fn write_table_distributed(
     };
     let result = if me == 0 {
         let own = batches(0).flat_map(|blocks| {
-            if crate::dir::lock::interrupted() {
+            if dir.cancel().is_cancelled() {
                 let stop = std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted");
-                return vec![Err(Error::io(dir, stop))];
+                return vec![Err(Error::io(dir.path(), stop))];
             }
             match encode(blocks) {
                 Ok(v) => v.into_iter().map(Ok).collect(),
@@ -150,9 +150,9 @@ pub fn write_table_distributed(
             }
         });
         let others = (0..rounds.len()).flat_map(|i| {
-            if crate::dir::lock::interrupted() {
+            if dir.cancel().is_cancelled() {
                 let stop = std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted");
-                return vec![Err(Error::io(dir, stop))];
+                return vec![Err(Error::io(dir.path(), stop))];
             }
             match round(i) {
                 Some(Ok(v)) => v.into_iter().map(Ok).collect(),

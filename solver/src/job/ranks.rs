@@ -3,11 +3,9 @@
 //! rank each is the plain operation.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use super::generate::GenerateError;
-use crate::dir::disk::free_disk;
-use crate::dir::lock::{DirLock, LockError};
+use crate::dir::{DirLock, LockError, TableDir};
 use crate::distributed::Comm;
 
 /// Count of each score.
@@ -97,8 +95,12 @@ pub(super) fn agree<T, E: Into<GenerateError>>(
 
 /// Takes the lock of `dir` on rank 0 (the writer), and tells every rank whether it got it, so
 /// that all return the error together.
-pub(super) fn lock_dir(comm: &dyn Comm, dir: &Path) -> Result<Option<DirLock>, GenerateError> {
-    let mine = (comm.rank() == 0).then(|| DirLock::acquire(dir));
+pub(super) fn lock_dir(
+    comm: &dyn Comm,
+    table_dir: &TableDir,
+) -> Result<Option<DirLock>, GenerateError> {
+    let dir = table_dir.path();
+    let mine = (comm.rank() == 0).then(|| table_dir.lock());
     if comm.size() == 1 {
         return Ok(mine.transpose()?);
     }
@@ -132,12 +134,12 @@ pub(super) fn lock_dir(comm: &dyn Comm, dir: &Path) -> Result<Option<DirLock>, G
 /// cannot be read, nothing is refused.
 pub(super) fn check_disk(
     comm: &dyn Comm,
-    dir: &Path,
+    dir: &TableDir,
     tier: u8,
     needed: u64,
 ) -> Result<(), GenerateError> {
     let free = if comm.rank() == 0 {
-        free_disk(dir).unwrap_or(u64::MAX)
+        dir.free_disk().unwrap_or(u64::MAX)
     } else {
         0
     };
@@ -149,7 +151,7 @@ pub(super) fn check_disk(
     if needed > free {
         return Err(GenerateError::NoSpace {
             tier,
-            dir: dir.to_path_buf(),
+            dir: dir.path().to_path_buf(),
             needed,
             free,
         });

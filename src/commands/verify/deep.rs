@@ -229,6 +229,7 @@ pub(super) fn verify_deep(
         slice_bytes: crate::commands::generate::slice_bytes_from_env()?,
         again,
         exchange_batch: crate::commands::generate::exchange_batch_from_env()?,
+        cancel: crate::signals::cancel().clone(),
     };
     let view = View { bars, print, range };
     let report: DeepReport = oware_solver::verify_deep(comm, &opts, &view)?;

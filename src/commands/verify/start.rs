@@ -10,10 +10,11 @@ use anyhow::Context;
 use oware_db::{
     tier_file_name, tier_size, GameResult, IndexKind, Manifest, Position, Rules, Table, Tablebase,
 };
-use oware_solver::{
-    available_memory, generate, generate_least_memory, generate_peak_memory, human_bytes,
-    tier_memory, verify_deep_least_memory, verify_deep_memory, verify_memory, GenerateOptions,
+use oware_solver::memory::{
+    available_memory, generate_least_memory, generate_peak_memory, human_bytes, tier_memory,
+    verify_deep_least_memory, verify_deep_memory, verify_memory,
 };
+use oware_solver::{generate, GenerateOptions};
 use serde_json::json;
 
 use super::deep::{verify_deep, verify_phase};
@@ -154,6 +155,7 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             compression: Default::default(),
             slice_bytes: None,
             exchange_batch: None,
+            cancel: crate::signals::cancel().clone(),
         };
         generate(&oware_solver::distributed::LocalComm, &opts, &bars)
             .map_err(|e| crate::commands::common::generate_error(e, dir))?;

@@ -78,7 +78,7 @@ fn main() {
         };
         let t0 = Instant::now();
         let w = write_table_parallel(
-            &out,
+            &oware_solver::TableDir::new(&out, &oware_solver::Cancel::new()),
             &Rules::ABAPA,
             tier,
             kind,

@@ -10,14 +10,14 @@
 //! holds its share of each tier, as generation splits it.
 
 use std::ops::RangeInclusive;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use oware_db::{Manifest, Rules, TierCheck};
 use thiserror::Error;
 
 use crate::dir::check::{check_tiers, CheckObserver};
-use crate::dir::lock::DirLock;
+use crate::dir::{Cancel, DirLock, TableDir};
 use crate::distributed::Comm;
 use crate::job::ranks::agree_flags;
 use crate::memory::human_bytes;
@@ -89,6 +89,8 @@ pub struct VerifyOptions {
     /// Over several ranks ([`verify_deep`](crate::verify_deep)), the most look-ups or updates a rank sends
     /// in one exchange; `None`: the default.
     pub exchange_batch: Option<usize>,
+    /// Stops the recording of verified tiers when cancelled ([`Cancel::cancel`]).
+    pub cancel: Cancel,
 }
 
 /// What became of one tier.
@@ -194,15 +196,16 @@ pub trait VerifyObserver: Progress + CheckObserver {
     fn tier_done(&self, verdict: &TierVerdict);
 }
 
-/// Records in the manifest of `dir` (whose lock the caller holds) that tier `n` was
-/// re-proved with checksum `checksum`.
-fn record(dir: &Path, n: u8, checksum: &str) -> Result<(), VerifyError> {
-    // The manifest's temporary, out of an interrupt's cleanup's way; nothing is recorded
-    // once interrupted.
-    let _writing = crate::dir::lock::writing();
-    if crate::dir::lock::interrupted() {
+/// Records in the manifest of the directory that `lock` holds that tier `n` was re-proved
+/// with checksum `checksum`.
+fn record(lock: &DirLock, n: u8, checksum: &str) -> Result<(), VerifyError> {
+    // The manifest's temporary, out of a cancellation's cleanup's way; nothing is recorded
+    // once cancelled.
+    let _writing = lock.writing();
+    if lock.is_cancelled() {
         return Ok(());
     }
+    let dir = lock.dir();
     let Some(mut m) = Manifest::load(dir)? else {
         return Ok(());
     };
@@ -255,8 +258,9 @@ pub fn verify_deep(
     // The manifest records the tiers verified: its writers hold the directory's lock. A
     // directory locked by another process (a generation) is verified all the same, but
     // nothing is recorded.
+    let table_dir = TableDir::new(dir, &opts.cancel);
     let (lock, mut not_recorded) = if root {
-        match DirLock::acquire(dir) {
+        match table_dir.lock() {
             Ok(l) => (Some(l), None),
             Err(e) => (None, Some(e.to_string())),
         }
@@ -343,8 +347,8 @@ pub fn verify_deep(
                         let r = held.verify(comm, n, &mut scores, observer)?;
                         report.positions += r.positions;
                         if r.is_ok() && proven {
-                            if lock.is_some() {
-                                record(dir, n, &checksum)?;
+                            if let Some(lock) = &lock {
+                                record(lock, n, &checksum)?;
                                 report.recorded.push(n);
                             }
                         } else if r.is_ok() && report.not_recorded.is_none() {

@@ -11,7 +11,7 @@ use super::{
     write_options, DistributedStats, GenerateError, GenerateObserver, GenerateOptions, SolvedStats,
 };
 use crate::dir::write::{write_table_parallel, DEFAULT_BATCH_BLOCKS};
-use crate::dir::SCRATCH_DIR;
+use crate::dir::TableDir;
 use crate::distributed::{
     solve_tier_local, write_table_distributed, Comm, LocalScores, LowerShare, PartitionConfig,
 };
@@ -67,11 +67,11 @@ impl Solved {
 
 impl Held {
     /// Nothing held yet, for a generation with `opts` over `comm` within `limit` bytes.
-    pub(super) fn new(comm: &dyn Comm, opts: &GenerateOptions, limit: u64) -> Self {
+    pub(super) fn new(comm: &dyn Comm, opts: &GenerateOptions, dir: &TableDir, limit: u64) -> Self {
         if comm.size() == 1 {
             Held::Process {
                 lower: LowerTiers::new(),
-                scratch: opts.dir.join(SCRATCH_DIR),
+                scratch: dir.scratch(),
                 plans: (0..=opts.max_seeds)
                     .map(|t| plan_tier(&opts.rules, t, limit, opts.slice_bytes))
                     .collect(),
@@ -135,16 +135,17 @@ impl Held {
     pub(super) fn keep_table(
         &mut self,
         comm: &dyn Comm,
-        dir: &std::path::Path,
+        dir: &TableDir,
         tier: u8,
         needed_later: bool,
     ) -> Result<(), GenerateError> {
-        let path = dir.join(oware_db::tier_file_name(tier));
+        let path = dir.tier_path(None, tier);
         match self {
             Held::Process { lower, scratch, .. } => {
                 if needed_later {
                     let table = Table::open(&path)?;
-                    side_copy(lower, scratch, tier, &crate::dir::read::read_table(&table)?)?;
+                    let scores = crate::dir::read::read_table(&table)?;
+                    side_copy(lower, dir, scratch, tier, &scores)?;
                 } else {
                     lower.push_absent();
                 }
@@ -288,6 +289,7 @@ impl Held {
     pub(super) fn write(
         &self,
         comm: &dyn Comm,
+        dir: &TableDir,
         opts: &GenerateOptions,
         tier: u8,
         solved: &Solved,
@@ -295,7 +297,7 @@ impl Held {
         let options = write_options(opts);
         let written = match solved {
             Solved::Whole(scores) => write_table_parallel(
-                &opts.dir,
+                dir,
                 &opts.rules,
                 tier,
                 oware_db::IndexKind::Reachable,
@@ -306,7 +308,7 @@ impl Held {
             .map(Some),
             Solved::Share(local) => write_table_distributed(
                 comm,
-                &opts.dir,
+                dir,
                 &opts.rules,
                 tier,
                 local,
@@ -321,6 +323,7 @@ impl Held {
     pub(super) fn keep(
         &mut self,
         comm: &dyn Comm,
+        dir: &TableDir,
         tier: u8,
         solved: Solved,
         needed_later: bool,
@@ -328,7 +331,7 @@ impl Held {
         match (self, solved) {
             (Held::Process { lower, scratch, .. }, solved) => {
                 if needed_later {
-                    side_copy(lower, scratch, tier, solved.scores())
+                    side_copy(lower, dir, scratch, tier, solved.scores())
                 } else {
                     lower.push_absent();
                     Ok(())
@@ -347,14 +350,15 @@ impl Held {
 /// Writes the side copy of tier `tier` into `scratch` and maps it into `lower`.
 fn side_copy(
     lower: &mut LowerTiers,
+    dir: &TableDir,
     scratch: &std::path::Path,
     tier: u8,
     scores: &[i8],
 ) -> Result<(), GenerateError> {
     let path = scratch.join(format!("tier-{tier:02}.scores"));
-    // A file created in the scratch directory while an interrupt's cleanup removes it would
-    // keep the directory: the write is one of the steps that cleanup waits for.
-    let _writing = crate::dir::lock::writing();
+    // A file created in the scratch directory while a cancellation's cleanup removes it
+    // would keep the directory: the write is one of the steps that cleanup waits for.
+    let _writing = dir.cancel().writing();
     lower
         .push_mapped(&path, scores)
         .map_err(|e| GenerateError::Db(oware_db::Error::io(&path, e)))

@@ -21,8 +21,7 @@ mod held;
 
 use super::ranks::{agree, agree_flags, check_disk, gather_histogram, lock_dir};
 use crate::dir::disk::generate_tier_disk;
-use crate::dir::lock::{DirLock, LockError};
-use crate::dir::SCRATCH_DIR;
+use crate::dir::{Cancel, DirLock, LockError, TableDir};
 use crate::distributed::{Comm, PartitionStats};
 use crate::error::{AllocError, SolveError};
 use crate::memory::{available_memory, human_bytes, TierPlan};
@@ -139,9 +138,12 @@ pub struct GenerateOptions {
     /// the lower tiers do not fit ([`plan_tier`](crate::plan_tier)). Single process only.
     pub slice_bytes: Option<u64>,
     /// Over several ranks, the most updates or capture look-ups a rank sends in one exchange
-    /// ([`PartitionConfig::batch`]); `None`: the default. Small values force many rounds
-    /// (tests, measurements).
+    /// ([`PartitionConfig::batch`](crate::distributed::PartitionConfig::batch)); `None`: the
+    /// default. Small values force many rounds (tests, measurements).
     pub exchange_batch: Option<usize>,
+    /// Stops the generation between writing steps and removes its temporaries when
+    /// cancelled ([`Cancel::cancel`]).
+    pub cancel: Cancel,
 }
 
 /// What happened to one tier.
@@ -349,20 +351,24 @@ pub fn generate(
     observer: &dyn GenerateObserver,
 ) -> Result<Vec<TierReport>, GenerateError> {
     let dir = &opts.dir;
+    let table_dir = TableDir::new(dir, &opts.cancel);
     let (rank, ranks) = (comm.rank(), comm.size());
     let root = rank == 0;
-    let created = std::fs::create_dir_all(dir).map_err(|source| GenerateError::CreateDir {
-        path: dir.clone(),
-        source,
-    });
+    let created = table_dir
+        .create()
+        .map_err(|source| GenerateError::CreateDir {
+            path: dir.clone(),
+            source,
+        });
     agree(comm, created)?;
     // Only the writing rank locks. Holding the lock proves any earlier writer dead: what it
     // left is removed before anyone writes (after the barrier below).
-    let lock = lock_dir(comm, dir)?;
+    let lock = lock_dir(comm, &table_dir)?;
     if let Some(lock) = &lock {
         lock.remove_temporaries();
     }
-    let loaded = Manifest::load(dir)
+    let loaded = table_dir
+        .manifest()
         .map_err(GenerateError::from)
         .and_then(|m| check_rules(dir, m.as_ref(), &opts.rules).map(|()| m));
     let loaded = agree(comm, loaded)?;
@@ -373,7 +379,7 @@ pub fn generate(
         .collect();
     let complete = agree_flags(comm, &complete);
     let limit = opts.memory_limit.unwrap_or_else(available_memory);
-    let mut held = Held::new(comm, opts, limit);
+    let mut held = Held::new(comm, opts, &table_dir, limit);
     // What is held of a tier goes once the last tier still to solve that reads it is solved.
     let last_reader = last_readers(&opts.rules, opts.max_seeds, &complete, |t| {
         held.reads_held(t)
@@ -394,13 +400,13 @@ pub fn generate(
         let side_copies = held.side_copies(needed_later);
         check_disk(
             comm,
-            dir,
+            &table_dir,
             tier,
             generate_tier_disk(positions, solve, side_copies),
         )?;
         if !solve {
             observer.tier_start(tier, positions, false);
-            held.keep_table(comm, dir, tier, needed_later)?;
+            held.keep_table(comm, &table_dir, tier, needed_later)?;
             held.drop_read(&last_reader, tier);
             let report = TierReport::Skipped { tier };
             observer.tier_done(&report);
@@ -415,8 +421,8 @@ pub fn generate(
             observer.start(crate::Phase::Write, positions);
         }
         // The table's and the manifest's temporaries, out of an interrupt's way.
-        let writing = root.then(crate::dir::lock::writing);
-        let written = agree(comm, held.write(comm, opts, tier, &solved))?;
+        let writing = lock.as_ref().map(DirLock::writing);
+        let written = agree(comm, held.write(comm, &table_dir, opts, tier, &solved))?;
         let saved = match (written, hist) {
             (Some(written), Some(hist)) => {
                 observer.advance(positions);
@@ -429,7 +435,7 @@ pub fn generate(
         agree(comm, saved)?;
         drop(writing);
         let seconds = start.elapsed().as_secs_f64();
-        held.keep(comm, tier, solved, needed_later)?;
+        held.keep(comm, &table_dir, tier, solved, needed_later)?;
         let report = TierReport::Solved {
             tier,
             stats,
@@ -444,7 +450,7 @@ pub fn generate(
     comm.barrier();
     // The side copies are only needed while generating; a failure to remove them is harmless.
     if root {
-        let _ = std::fs::remove_dir_all(dir.join(SCRATCH_DIR));
+        let _ = std::fs::remove_dir_all(table_dir.scratch());
     }
     Ok(reports)
 }
