@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use oware_db::{
     tier_file_name, Compression, IndexKind, Manifest, Rules, Table, TierIndex, MAX_SEEDS,
 };
@@ -59,7 +59,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         dir: args.dir.clone(),
         rules,
         max_seeds: args.max_seeds,
-        memory_limit: None,
+        memory_limit: crate::commands::env::memory_limit()?,
         compression,
         slice_bytes: slice_bytes_from_env()?,
         exchange_batch: exchange_batch_from_env()?,
@@ -70,13 +70,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return run_mpi(&args, &opts, total, start);
     }
     let observer = Bars::new(args.quiet, total, "all tiers", solve_phase);
-    let mut builder = rayon::ThreadPoolBuilder::new();
-    if let Some(t) = args.threads {
-        builder = builder.num_threads(t.max(1));
-    }
-    let pool = builder.build().context("cannot start worker threads")?;
-    let reports = pool
-        .install(|| generate(&opts, &observer))
+    crate::commands::common::start_workers(args.threads)?;
+    let reports = generate(&opts, &observer)
         .map_err(|e| crate::commands::common::generate_error(e, &args.dir))?;
     finish(&args, &opts, &observer, &reports, start);
     Ok(ExitCode::SUCCESS)
@@ -136,12 +131,17 @@ fn resolve_compression(
         Table::open(&path).ok().map(|t| (path, t.compression()))
     });
     match (found, asked) {
-        (Some((path, f)), Some(a)) if f != a => bail!(
-            "--compression {a}: {} holds {f} tables ({}); generate into another directory, \
-             or rewrite them with `oware recompress --compression {a}`",
-            dir.display(),
-            path.display()
-        ),
+        (Some((path, f)), Some(a)) if f != a => {
+            let other = format!("{}-{a}", dir.display());
+            bail!(
+                "--compression {a}: {} holds {f} tables ({}); generate into another directory, \
+                 or rewrite them into one with `oware recompress --dir {} --out {other} \
+                 --compression {a}` and generate there (`--dir {other}`)",
+                dir.display(),
+                path.display(),
+                dir.display()
+            )
+        }
         (Some((_, f)), None) => Ok(f),
         (_, a) => Ok(a.unwrap_or_default()),
     }
@@ -191,13 +191,7 @@ fn run_mpi(
     use oware_solver::distributed::{Comm, MpiComm};
     use oware_solver::GenerateError;
     let comm = MpiComm::init().context("cannot initialise MPI (funneled threading)")?;
-    let mut builder = rayon::ThreadPoolBuilder::new();
-    if let Some(t) = args.threads {
-        builder = builder.num_threads(t.max(1));
-    }
-    builder
-        .build_global()
-        .context("cannot start worker threads")?;
+    crate::commands::common::start_workers(args.threads)?;
     let observer = Bars::new(
         args.quiet || comm.rank() != 0,
         total,

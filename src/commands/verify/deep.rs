@@ -225,7 +225,7 @@ pub(super) fn verify_deep(
         dir: dir.to_path_buf(),
         rules: *rules,
         tiers: range.clone(),
-        memory_limit: None,
+        memory_limit: crate::commands::env::memory_limit()?,
         slice_bytes: crate::commands::generate::slice_bytes_from_env()?,
         again,
         exchange_batch: crate::commands::generate::exchange_batch_from_env()?,
@@ -278,13 +278,7 @@ pub(super) fn run_mpi(args: &Args) -> anyhow::Result<ExitCode> {
     use anyhow::Context;
     use oware_solver::distributed::MpiComm;
     let comm = MpiComm::init().context("cannot initialise MPI (funneled threading)")?;
-    let mut builder = rayon::ThreadPoolBuilder::new();
-    if let Some(t) = args.threads {
-        builder = builder.num_threads(t.max(1));
-    }
-    builder
-        .build_global()
-        .context("cannot start worker threads")?;
+    crate::commands::common::start_workers(args.threads)?;
     match run_with(&comm, args) {
         Ok(code) => {
             let peaks = crate::commands::progress::rank_peaks(&comm);
