@@ -131,6 +131,8 @@ fn open_files_limit() -> Option<u64> {
         if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0
             && limit.rlim_cur != libc::RLIM_INFINITY
         {
+            // `rlim_t` is not `u64` on every system.
+            #[allow(clippy::unnecessary_cast)]
             return Some(limit.rlim_cur as u64);
         }
     }
