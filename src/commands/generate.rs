@@ -188,6 +188,7 @@ fn run_mpi(
     total: u64,
     start: Instant,
 ) -> anyhow::Result<ExitCode> {
+    use anyhow::Context;
     use oware_solver::distributed::{Comm, MpiComm};
     use oware_solver::GenerateError;
     let comm = MpiComm::init().context("cannot initialise MPI (funneled threading)")?;
