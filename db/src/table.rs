@@ -83,6 +83,9 @@ impl Table {
     /// and the trailer and the block index's position. Does not hash the whole file: see
     /// [`Table::verify_checksum`]. Every block's own checksum is checked when it is read.
     ///
+    /// Only a regular file is opened (after following symbolic links): a named pipe, a device
+    /// or a directory is refused at once, without blocking.
+    ///
     /// # Safety
     /// The file is memory-mapped, read-only, for as long as the `Table` lives. It must not be
     /// truncated or modified while it is open, by this process or any other: the reads of a
@@ -90,10 +93,12 @@ impl Table {
     /// bytes changed under the map give scores that no checksum was checked against. The
     /// writers of this crate never change a published table: they write a temporary file and
     /// rename it into place, which leaves an open table's file untouched. Replace a table the
-    /// same way, never by rewriting it in place.
+    /// same way, never by rewriting it in place. A reader that cannot rule out a truncation
+    /// (a server) checks the file's length before reading: [`Table::check_file`].
     ///
     /// # Errors
-    /// [`Error::Io`] (the file cannot be opened or mapped), [`Error::BadMagic`],
+    /// [`Error::Io`] (the file cannot be opened or mapped, or is not a regular file),
+    /// [`Error::BadMagic`],
     /// [`Error::UnsupportedVersion`], [`Error::Truncated`], [`Error::BadHeader`] (also: a
     /// ctx-huffman model whose code lengths are not valid prefix codes).
     pub fn open(path: &Path) -> Result<Table, Error> {

@@ -63,9 +63,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let oracle = Arc::new(Oracle::new(tb));
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     builder.enable_all().thread_name("serve");
-    if let Some(t) = args.threads {
-        builder.worker_threads(t);
-    }
+    // Always set: the runtime would otherwise read `TOKIO_WORKER_THREADS`, unchecked.
+    builder.worker_threads(args.threads.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .min(super::common::MAX_THREADS)
+    }));
     let runtime = start_runtime(builder)?;
     let result = runtime.block_on(serve(args, oracle));
     // A request stuck in a read of the disk must not keep the process alive.
