@@ -69,7 +69,8 @@ fn main() -> ExitCode {
             if matches!(
                 e.downcast_ref::<oware_solver::LockError>(),
                 Some(oware_solver::LockError::Held { .. })
-            ) {
+            ) || e.downcast_ref::<commands::common::Usage>().is_some()
+            {
                 ExitCode::from(2)
             } else {
                 ExitCode::FAILURE

@@ -171,7 +171,7 @@ fn probe_batch_prints_json_lines_with_json() {
     assert!(rows[1]["error"].as_str().unwrap().contains("bad position"));
     // --line and --captured need one position.
     let o = probe_stdin(&["probe", "--dir", d, "--line", "-"], "");
-    one_error(&o, 1);
+    one_error(&o, 2);
 }
 
 #[test]
@@ -396,4 +396,412 @@ fn an_mpi_job_without_mpi_is_refused_before_writing() {
         );
     }
     assert!(!dir.exists());
+}
+
+/// The longest a command of these tests may run: a command that blocks fails the test.
+const BOUND: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Runs `oware ARGS` with `input` on stdin, under [`BOUND`].
+fn bounded(args: &[&str], input: &str) -> Output {
+    support::run_bounded(support::oware().args(args), input.as_bytes(), BOUND)
+}
+
+/// Makes a named pipe at `path`.
+#[cfg(unix)]
+fn mkfifo(path: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: `c` is a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "mkfifo");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_named_pipe_in_place_of_a_table_or_the_manifest_blocks_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), "abapa", 6);
+    let d = tmp.path().to_str().unwrap();
+    let tier = tmp.path().join("tier-05.owt");
+    std::fs::remove_file(&tier).unwrap();
+    mkfifo(&tier);
+    let p = "2 1 1 0 0 0 0 0 0 0 0 1";
+    let line = one_error(&bounded(&["probe", "--dir", d, p], ""), 1);
+    assert!(
+        line.ends_with("tier-05.owt: is a named pipe (FIFO), not a regular file"),
+        "{line}"
+    );
+    let o = bounded(&["probe", "--dir", d, "-"], &format!("{p}\n"));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stdout).contains("named pipe"),
+        "{}",
+        text(&o.stdout)
+    );
+    for args in [
+        &["info", "--dir", d][..],
+        &["verify", "--dir", d],
+        &["verify", "--deep", "--dir", d],
+    ] {
+        let o = bounded(args, "");
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", text(&o.stderr));
+        let all = text(&o.stdout) + &text(&o.stderr);
+        assert!(all.contains("named pipe"), "{args:?}: {all}");
+    }
+    // The manifest.
+    std::fs::remove_file(&tier).unwrap();
+    generate(tmp.path(), "abapa", 6);
+    let manifest = tmp.path().join("manifest.json");
+    std::fs::remove_file(&manifest).unwrap();
+    mkfifo(&manifest);
+    for args in [
+        &["probe", "--dir", d, p][..],
+        &["probe", "--dir", d, "-"],
+        &["info", "--dir", d],
+        &["verify", "--dir", d],
+        &["verify", "--deep", "--dir", d],
+    ] {
+        let line = one_error(&bounded(args, ""), 1);
+        assert!(
+            line.ends_with("manifest.json: is a named pipe (FIFO), not a regular file"),
+            "{args:?}: {line}"
+        );
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_manifest_that_is_a_device_or_too_long_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), "abapa", 3);
+    let d = tmp.path().to_str().unwrap();
+    let manifest = tmp.path().join("manifest.json");
+    std::fs::remove_file(&manifest).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &manifest).unwrap();
+    let line = one_error(&bounded(&["info", "--dir", d], ""), 1);
+    assert!(line.ends_with("is a device, not a regular file"), "{line}");
+    // A regular file over the cap: refused without reading it whole.
+    std::fs::remove_file(&manifest).unwrap();
+    let f = std::fs::File::create(&manifest).unwrap();
+    f.set_len(1 << 30).unwrap();
+    let line = one_error(&bounded(&["info", "--dir", d], ""), 1);
+    assert!(line.contains("over 16777216 bytes"), "{line}");
+}
+
+#[cfg(unix)]
+#[test]
+fn links_that_lead_nowhere_are_named_not_missing() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), "abapa", 4);
+    let d = tmp.path().to_str().unwrap();
+    let tier = tmp.path().join("tier-03.owt");
+    std::fs::remove_file(&tier).unwrap();
+    std::os::unix::fs::symlink(tmp.path().join("gone.owt"), &tier).unwrap();
+    let p = "1 1 0 0 0 0 0 0 0 0 0 1";
+    let line = one_error(&bounded(&["probe", "--dir", d, p], ""), 1);
+    assert!(
+        line.contains("tier-03.owt: a dangling symbolic link") && !line.contains("missing"),
+        "{line}"
+    );
+    let o = bounded(&["verify", "--dir", d], "");
+    assert!(
+        text(&o.stdout).contains("dangling symbolic link"),
+        "{}",
+        text(&o.stdout)
+    );
+    // A loop.
+    std::fs::remove_file(&tier).unwrap();
+    std::os::unix::fs::symlink(&tier, &tier).unwrap();
+    let line = one_error(&bounded(&["probe", "--dir", d, p], ""), 1);
+    assert!(
+        line.contains("tier-03.owt") && !line.contains("missing"),
+        "{line}"
+    );
+    let o = bounded(&["verify", "--dir", d], "");
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("tier  3  FAILED") && !out.contains("missing"),
+        "{out}"
+    );
+}
+
+#[test]
+fn memory_limits_that_do_not_parse_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("t");
+    let d = d.to_str().unwrap();
+    for bad in ["garbage", "-1", "1e9", "0", "1.5G", "4x"] {
+        for args in [
+            &["generate", "-q", "--dir", d, "--max-seeds", "3"][..],
+            &["verify", "--start", "--seeds-per-house", "1", "--dir", d],
+        ] {
+            let o = support::oware()
+                .args(args)
+                .env("OWARE_MEMORY_LIMIT", bad)
+                .output()
+                .unwrap();
+            let line = one_error(&o, 1);
+            assert!(
+                line.contains(&format!("OWARE_MEMORY_LIMIT={bad}")) && line.contains("22G"),
+                "{bad} {args:?}: {line}"
+            );
+        }
+    }
+    assert!(!Path::new(d).join("manifest.json").exists());
+    // The usual units: 4k is a limit, too small for tier 3.
+    let o = support::oware()
+        .args(["generate", "-q", "--dir", d, "--max-seeds", "3"])
+        .env("OWARE_MEMORY_LIMIT", "4k")
+        .output()
+        .unwrap();
+    let line = one_error(&o, 1);
+    assert!(
+        line.contains("only 4096 are available") && !line.contains("OWARE_MEMORY_LIMIT="),
+        "{line}"
+    );
+    for good in ["22G", "22GiB", "22 gb", "1073741824"] {
+        let o = support::oware()
+            .args(["generate", "-q", "--dir", d, "--max-seeds", "3"])
+            .env("OWARE_MEMORY_LIMIT", good)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{good}: {}", text(&o.stderr));
+    }
+}
+
+#[test]
+fn rayon_num_threads_is_range_checked_as_threads() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), "abapa", 3);
+    let d = tmp.path().to_str().unwrap();
+    let out = tmp.path().join("out");
+    let o = out.to_str().unwrap();
+    for bad in ["100000", "0", "x"] {
+        for args in [
+            &["generate", "-q", "--dir", d, "--max-seeds", "3"][..],
+            &["verify", "--dir", d],
+            &["probe", "--dir", d, "-"],
+            &["recompress", "--dir", d, "--out", o],
+        ] {
+            let out = support::run_bounded(
+                support::oware().args(args).env("RAYON_NUM_THREADS", bad),
+                b"1 0 0 0 0 0 0 0 0 0 0 1\n",
+                BOUND,
+            );
+            let line = one_error(&out, 1);
+            assert!(
+                line.contains(&format!("RAYON_NUM_THREADS={bad}")) && line.contains("1..=1024"),
+                "{args:?}: {line}"
+            );
+        }
+    }
+    // --threads takes precedence; a good value is used.
+    let o = support::oware()
+        .args(["verify", "--dir", d, "--threads", "2"])
+        .env("RAYON_NUM_THREADS", "100000")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = support::oware()
+        .args(["verify", "--dir", d])
+        .env("RAYON_NUM_THREADS", "3")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+}
+
+/// `oware ARGS` as a process that may not start threads: its limit of processes is 1 (as an
+/// unprivileged user, `nobody`, when the tests run as root, who is exempt from the limit).
+#[cfg(unix)]
+fn without_threads(args: &[&str]) -> Output {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = support::oware();
+    cmd.args(args);
+    // SAFETY: only async-signal-safe calls (setrlimit, getuid, setgroups, setgid, setuid)
+    // between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::geteuid() == 0 {
+                let nobody: libc::uid_t = 65534;
+                if libc::setgroups(0, std::ptr::null()) != 0
+                    || libc::setgid(nobody) != 0
+                    || libc::setuid(nobody) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            let one = libc::rlimit {
+                rlim_cur: 1,
+                rlim_max: 1,
+            };
+            if libc::setrlimit(libc::RLIMIT_NPROC, &one) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    support::run_bounded(&mut cmd, b"1 0 0 0 0 0 0 0 0 0 0 1\n", BOUND)
+}
+
+#[cfg(unix)]
+#[test]
+fn no_command_panics_when_threads_cannot_start() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    // Readable and writable by `nobody`.
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let tables = tmp.path().join("t");
+    generate(&tables, "awari", 3);
+    std::fs::set_permissions(&tables, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let d = tables.to_str().unwrap();
+    let out = |name: &str| tmp.path().join(name).to_str().unwrap().to_string();
+    let (r, e, i, g) = (out("r"), out("e"), out("i"), out("g"));
+    let commands: [&[&str]; 8] = [
+        &["probe", "--dir", d, "-"],
+        &["recompress", "--dir", d, "--out", &r],
+        &["export", "--format", "romein", "--dir", d, "--out", &e],
+        &["import", "--format", "romein", "--from", d, "--dir", &i],
+        &["generate", "-q", "--dir", &g, "--max-seeds", "2"],
+        &["verify", "--dir", d],
+        &["verify", "--deep", "--dir", d],
+        &["serve", "--dir", d, "--addr", "127.0.0.1:0"],
+    ];
+    for args in commands {
+        let o = without_threads(args);
+        let line = one_error(&o, 1);
+        assert!(line.contains("cannot start"), "{args:?}: {line}");
+    }
+}
+
+#[test]
+fn generate_into_a_file_names_the_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("file");
+    std::fs::write(&file, b"x").unwrap();
+    let f = file.to_str().unwrap();
+    let line = one_error(&run(&["generate", "-q", "--dir", f, "--max-seeds", "2"]), 1);
+    assert!(
+        line.contains(&format!("{f}: ")) && !line.contains("manifest.json"),
+        "{line}"
+    );
+}
+
+#[test]
+fn probe_usage_errors_exit_2_and_json_errors_are_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), "abapa", 4);
+    let d = tmp.path().to_str().unwrap();
+    for args in [
+        &["probe", "--dir", d, "--line", "-"][..],
+        &["probe", "--dir", d, "--captured", "1,1", "-"],
+        &["probe", "--dir", d, "-", "1"],
+        &[
+            "probe",
+            "--dir",
+            d,
+            "--line",
+            "--max-plies",
+            "1001",
+            "1 0 0 0 0 0 0 0 0 0 0 1",
+        ],
+        &[
+            "probe",
+            "--dir",
+            d,
+            "--line",
+            "--max-plies",
+            "18446744073709551615",
+            "1 0 0 0 0 0 0 0 0 0 0 1",
+        ],
+    ] {
+        one_error(&bounded(args, ""), 2);
+    }
+    // A missing tier: a JSON object on stdout, with the command that generates it.
+    let o = run(&["probe", "--dir", d, "--json", "1 1 1 1 1 1 0 0 0 0 0 0"]);
+    let line = one_error(&o, 1);
+    assert!(line.contains("generate it with `oware generate"), "{line}");
+    let v: Value = serde_json::from_slice(&o.stdout).expect("a JSON error");
+    assert_eq!(v["missing_tier"], 6, "{v}");
+    assert!(
+        v["generate"]
+            .as_str()
+            .unwrap()
+            .ends_with("--rules abapa --max-seeds 6"),
+        "{v}"
+    );
+    assert!(
+        v["error"].as_str().unwrap().contains("missing tier 6"),
+        "{v}"
+    );
+    // Any other error too.
+    let o = run(&["probe", "--dir", d, "--json", "1 x"]);
+    one_error(&o, 1);
+    let v: Value = serde_json::from_slice(&o.stdout).expect("a JSON error");
+    assert!(v["error"].as_str().unwrap().contains("bad position"), "{v}");
+}
+
+#[test]
+fn probe_line_streams_up_to_its_cap() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), "abapa", 6);
+    let d = tmp.path().to_str().unwrap();
+    // A line that cycles forever: it runs to the cap, 1000 plies, and no further.
+    let p = "0 0 0 0 0 1 0 0 0 0 0 1";
+    let o = bounded(
+        &["probe", "--dir", d, "--line", "--max-plies", "1000", p],
+        "",
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    let plies = out.lines().filter(|l| l.contains(". house ")).count();
+    assert!(plies <= 1000, "{plies}");
+    let summary = out
+        .lines()
+        .find(|l| l.starts_with("best line ("))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        summary.starts_with(&format!("best line ({plies} plies)")),
+        "{summary}"
+    );
+}
+
+#[test]
+fn a_mixed_compression_hint_can_be_followed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("t");
+    generate(&dir, "abapa", 3);
+    let d = dir.to_str().unwrap();
+    let line = one_error(
+        &run(&[
+            "generate",
+            "-q",
+            "--dir",
+            d,
+            "--max-seeds",
+            "4",
+            "--compression",
+            "zstd",
+        ]),
+        1,
+    );
+    let hint = line
+        .split('`')
+        .nth(1)
+        .unwrap_or_else(|| panic!("no command in {line}"));
+    assert!(hint.starts_with("oware recompress "), "{line}");
+    let args: Vec<&str> = hint.split_whitespace().skip(1).collect();
+    let o = run(&args);
+    assert!(o.status.success(), "{hint}: {}", text(&o.stderr));
+    let other = format!("{d}-zstd");
+    assert!(line.contains(&format!("--dir {other}")), "{line}");
+    let o = run(&[
+        "generate",
+        "-q",
+        "--dir",
+        &other,
+        "--max-seeds",
+        "4",
+        "--compression",
+        "zstd",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
 }

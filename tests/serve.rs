@@ -6,6 +6,7 @@ mod support;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
 
 use oware_db::{Position, Rules, Tablebase, HOUSES};
 use serde_json::Value;
@@ -19,9 +20,16 @@ struct Server {
 
 impl Server {
     fn start(dir: &Path) -> Server {
-        let mut child = oware()
-            .args(["serve", "--addr", "127.0.0.1:0", "--dir"])
-            .arg(dir)
+        Server::start_with(dir, |_| {})
+    }
+
+    /// [`Server::start`], with `setup` applied to the command first.
+    fn start_with(dir: &Path, setup: impl FnOnce(&mut std::process::Command)) -> Server {
+        let mut cmd = oware();
+        cmd.args(["serve", "--addr", "127.0.0.1:0", "--dir"])
+            .arg(dir);
+        setup(&mut cmd);
+        let mut child = cmd
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -39,10 +47,18 @@ impl Server {
         Server { child, url }
     }
 
+    /// The address the server listens on.
+    fn addr(&self) -> String {
+        self.url.trim_start_matches("http://").to_string()
+    }
+
     /// `GET path`: the status and the JSON body.
     fn get(&self, path: &str) -> (u16, Value) {
         let url = format!("{}{path}", self.url);
-        let response = match ureq::get(&url).call() {
+        let agent = ureq::AgentBuilder::new()
+            .timeout(std::time::Duration::from_secs(30))
+            .build();
+        let response = match agent.get(&url).call() {
             Ok(r) => r,
             Err(ureq::Error::Status(_, r)) => r,
             Err(e) => panic!("GET {url}: {e}"),
@@ -331,4 +347,266 @@ fn a_directory_without_tables_or_a_taken_port_is_refused_clearly() {
         "{e}"
     );
     assert_eq!(e.lines().count(), 1, "{e}");
+}
+
+/// Sends `signal` to the server and waits for it to end, at most `limit`; returns how long it
+/// took.
+#[cfg(unix)]
+fn stop_within(server: &mut Server, signal: libc::c_int, limit: Duration) -> Duration {
+    let t0 = Instant::now();
+    // SAFETY: sending a signal to the child process this test started.
+    let sent = unsafe { libc::kill(server.child.id() as libc::pid_t, signal) };
+    assert_eq!(sent, 0);
+    loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            assert!(status.success(), "{status}");
+            return t0.elapsed();
+        }
+        assert!(
+            t0.elapsed() < limit,
+            "the server still runs {limit:?} after the signal"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_named_pipe_in_place_of_a_table_holds_no_worker() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), 8);
+    let tier = tmp.path().join(oware_db::tier_file_name(7));
+    std::fs::remove_file(&tier).unwrap();
+    let c = std::ffi::CString::new(tier.to_str().unwrap()).unwrap();
+    // SAFETY: `c` is a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let mut server = Server::start_with(tmp.path(), |c| {
+        c.args(["--threads", "1"]);
+    });
+    let p = "2 1 1 1 1 0 0 0 0 0 0 1";
+    // Many more requests for the pipe's tier than workers: each is answered at once.
+    for _ in 0..8 {
+        let (status, v) = server.get(&format!("/api/v1/probe?position={p}"));
+        assert_eq!(status, 500, "{v}");
+        let e = v["error"].as_str().unwrap();
+        assert!(e.contains("tier-07.owt: is a named pipe"), "{e}");
+    }
+    assert_eq!(server.get("/api/v1/info").0, 200);
+    assert_eq!(
+        server
+            .get("/api/v1/probe?position=1,0,0,0,0,0,0,0,0,0,0,1")
+            .0,
+        200
+    );
+    stop_within(&mut server, libc::SIGTERM, Duration::from_secs(10));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_table_truncated_under_the_server_is_500_until_whole_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), 10);
+    let tb = Tablebase::open(tmp.path(), &Rules::ABAPA).unwrap();
+    let path = tmp.path().join(oware_db::tier_file_name(10));
+    let whole = std::fs::read(&path).unwrap();
+    let server = Server::start(tmp.path());
+    let mut rng = fastrand::Rng::with_seed(3);
+    let positions: Vec<Position> = (0..50).map(|_| random_position(&mut rng, 10)).collect();
+    for p in &positions[..10] {
+        let (status, v) = server.get(&format!("/api/v1/probe?position={}", query(p)));
+        assert_eq!(status, 200, "{p}: {v}");
+    }
+    // Cut short in place, as `truncate -s 1000` does.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(1000)
+        .unwrap();
+    for p in &positions {
+        let (status, v) = server.get(&format!("/api/v1/probe?position={}", query(p)));
+        assert_eq!(status, 500, "{p}: {v}");
+        let e = v["error"].as_str().unwrap();
+        assert!(e.contains("tier-10.owt") && e.contains("changed"), "{e}");
+        let (status, v) = server.get(&format!("/api/v1/line?position={}", query(p)));
+        assert_eq!(status, 500, "{p}: {v}");
+    }
+    // The other tiers are served.
+    for _ in 0..50 {
+        let n = rng.u8(0..=9);
+        let p = random_position(&mut rng, n);
+        let (status, v) = server.get(&format!("/api/v1/probe?position={}", query(&p)));
+        assert_eq!(status, 200, "{p}: {v}");
+        assert_eq!(v["score"], tb.score(&p).unwrap());
+    }
+    // Whole again, in place: served again, exactly.
+    {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        f.write_all(&whole).unwrap();
+    }
+    for p in &positions {
+        let (status, v) = server.get(&format!("/api/v1/probe?position={}", query(p)));
+        assert_eq!(status, 200, "{p}: {v}");
+        assert_eq!(v["score"], tb.score(p).unwrap(), "{p}");
+    }
+}
+
+/// A connection that sends `sent` and then nothing.
+fn silent(addr: &str, sent: &[u8]) -> std::net::TcpStream {
+    use std::io::Write;
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.write_all(sent).unwrap();
+    s
+}
+
+/// Whether the server closes `s` within `limit` (it reads the end of the stream, or a reset).
+fn closed_within(s: &mut std::net::TcpStream, limit: Duration) -> bool {
+    use std::io::Read;
+    s.set_read_timeout(Some(limit)).unwrap();
+    let mut buf = [0u8; 4096];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(e)
+                if e.kind() == std::io::ErrorKind::WouldBlock
+                    || e.kind() == std::io::ErrorKind::TimedOut =>
+            {
+                return false
+            }
+            Err(_) => return true,
+        }
+    }
+}
+
+#[test]
+fn silent_connections_are_closed() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), 4);
+    let server = Server::start(tmp.path());
+    let addr = server.addr();
+    let t0 = Instant::now();
+    let mut idle = silent(&addr, b"");
+    let mut half = silent(&addr, b"GET /api/v1/info HTTP/1.1\r\nHost: x\r\n");
+    // A keep-alive connection after its answer.
+    let mut kept = silent(&addr, b"GET /api/v1/info HTTP/1.1\r\nHost: x\r\n\r\n");
+    for s in [&mut idle, &mut half, &mut kept] {
+        assert!(closed_within(s, Duration::from_secs(25)), "still open");
+    }
+    let took = t0.elapsed();
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    assert_eq!(server.get("/api/v1/info").0, 200);
+}
+
+#[cfg(unix)]
+#[test]
+fn idle_connections_do_not_shut_other_clients_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), 8);
+    // A limit of 64 open files, as `prlimit --nofile=64`.
+    let server = Server::start_with(tmp.path(), |c| {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: only `setrlimit`, async-signal-safe, between fork and exec.
+        unsafe {
+            c.pre_exec(|| {
+                let limit = libc::rlimit {
+                    rlim_cur: 64,
+                    rlim_max: 64,
+                };
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    });
+    let addr = server.addr();
+    let mut idle: Vec<std::net::TcpStream> = (0..60)
+        .map(|k| {
+            silent(
+                &addr,
+                if k % 2 == 0 {
+                    b""
+                } else {
+                    b"GET / HTTP/1.1\r\n"
+                },
+            )
+        })
+        .collect();
+    // Another client is answered, within the header timeout and some slack.
+    let t0 = Instant::now();
+    let agent = ureq::AgentBuilder::new()
+        .timeout(Duration::from_secs(5))
+        .build();
+    let url = format!(
+        "{}/api/v1/probe?position=1,0,0,0,0,0,0,0,0,0,0,1",
+        server.url
+    );
+    let mut refused = 0;
+    loop {
+        match agent.get(&url).call() {
+            Ok(r) => {
+                assert_eq!(r.status(), 200);
+                break;
+            }
+            Err(ureq::Error::Status(503, r)) => {
+                let v: Value = r.into_json().unwrap();
+                assert!(v["error"].as_str().unwrap().contains("connections"), "{v}");
+                refused += 1;
+            }
+            Err(_) => refused += 1,
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "no answer after {refused} tries"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // The idle ones are closed.
+    for s in idle.iter_mut().take(4) {
+        assert!(closed_within(s, Duration::from_secs(25)));
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_stops_the_server_within_a_bound_whatever_its_connections_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), 4);
+    let mut server = Server::start(tmp.path());
+    let addr = server.addr();
+    let _half = silent(&addr, b"GET /api/v1/info HTTP/1.1\r\nHost: x\r\n");
+    let _idle = silent(&addr, b"");
+    assert_eq!(server.get("/api/v1/info").0, 200);
+    std::thread::sleep(Duration::from_millis(200));
+    let took = stop_within(&mut server, libc::SIGTERM, Duration::from_secs(10));
+    assert!(took < Duration::from_secs(6), "{took:?}");
+}
+
+#[test]
+fn answers_do_not_reveal_where_the_tables_are() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("tables");
+    generate(&dir, 4);
+    let server = Server::start(&dir);
+    let secret = tmp.path().to_str().unwrap();
+    let (status, v) = server.get("/api/v1/info");
+    assert_eq!(status, 200);
+    assert_eq!(v["dir"], "tables");
+    let (status, v) = server.get("/api/v1/probe?position=2,1,1,1,0,0,0,0,0,0,0,1");
+    assert_eq!(status, 404, "{v}");
+    let text = v.to_string();
+    assert!(!text.contains(secret), "{text}");
+    assert!(
+        v["error"].as_str().unwrap().contains("tables/tier-06.owt"),
+        "{v}"
+    );
+    assert!(
+        v["generate"]
+            .as_str()
+            .unwrap()
+            .starts_with("oware generate --dir tables "),
+        "{v}"
+    );
 }

@@ -153,7 +153,9 @@ pub fn check_table_file(
     rules: &Rules,
     entry: Option<&TierEntry>,
 ) -> Result<CheckedTable, CheckError> {
-    if !path.exists() {
+    // A symbolic link that leads nowhere (dangling, or a loop) is not a missing tier:
+    // opening it names what is wrong.
+    if std::fs::symlink_metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
         return Err(CheckError::Missing {
             tier: n,
             path: path.to_path_buf(),

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::fs::{self, File};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Component, Path};
 
 use serde::{Deserialize, Serialize};
@@ -16,6 +16,10 @@ use crate::rules::Rules;
 
 /// The manifest file name inside a table directory.
 pub(crate) const MANIFEST_FILE: &str = "manifest.json";
+
+/// The most bytes [`Manifest::load`] reads of a `manifest.json` (16 MiB): a longer file is
+/// refused, not read until memory runs out.
+pub(crate) const MAX_MANIFEST_BYTES: u64 = 16 << 20;
 
 /// The contents of `manifest.json`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -81,18 +85,39 @@ impl Manifest {
     ///
     /// The manifest is checked as it is read: its rules parse, its index kind is known, and
     /// every tier entry names a tier of `0..=48` with as many entries as the tier has
-    /// positions, a plain file name and a hex checksum.
+    /// positions, a plain file name and a hex checksum. Only a regular file is read, and
+    /// at most 16 MiB of it: a named pipe or a device is refused without
+    /// blocking.
     ///
     /// # Errors
-    /// [`Error::Io`] if it cannot be read, [`Error::Manifest`] if it is not a valid manifest
-    /// (the message names the file and the entry at fault).
+    /// [`Error::Io`] if it cannot be read or is not a regular file, [`Error::Manifest`] if it
+    /// is not a valid manifest or is over 16 MiB (the message names the file
+    /// and the entry at fault).
     pub fn load(dir: &Path) -> Result<Option<Manifest>, Error> {
         let path = dir.join(MANIFEST_FILE);
-        let text = match fs::read_to_string(&path) {
-            Ok(t) => t,
+        let file = match crate::table::open_regular(&path) {
+            Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            // `dir` is a file: say so of `dir`, not of `dir/manifest.json`.
+            Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
+                return Err(Error::io(dir, e))
+            }
             Err(e) => return Err(Error::io(path, e)),
         };
+        let mut text = String::new();
+        file.take(MAX_MANIFEST_BYTES + 1)
+            .read_to_string(&mut text)
+            .map_err(|e| Error::io(&path, e))?;
+        if text.len() as u64 > MAX_MANIFEST_BYTES {
+            return Err(Error::Manifest {
+                path,
+                detail: format!(
+                    "over {} bytes, the most a manifest may hold (one of all 49 tiers holds \
+                     under 100 kB)",
+                    MAX_MANIFEST_BYTES
+                ),
+            });
+        }
         Manifest::parse(&text).map(Some).map_err(|e| match e {
             Error::Manifest { detail, .. } => Error::Manifest { path, detail },
             other => other,

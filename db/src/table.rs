@@ -65,6 +65,8 @@ pub struct Table {
     cache: Vec<Mutex<Slot>>,
     /// The ctx-huffman model (none for zstd).
     model: Option<Model>,
+    /// The mapped file, kept open for [`Table::check_file`] (none for a table in memory).
+    file: Option<File>,
 }
 
 impl std::fmt::Debug for Table {
@@ -81,6 +83,9 @@ impl Table {
     /// and the trailer and the block index's position. Does not hash the whole file: see
     /// [`Table::verify_checksum`]. Every block's own checksum is checked when it is read.
     ///
+    /// Only a regular file is opened (after following symbolic links): a named pipe, a device
+    /// or a directory is refused at once, without blocking.
+    ///
     /// # Safety
     /// The file is memory-mapped, read-only, for as long as the `Table` lives. It must not be
     /// truncated or modified while it is open, by this process or any other: the reads of a
@@ -88,24 +93,17 @@ impl Table {
     /// bytes changed under the map give scores that no checksum was checked against. The
     /// writers of this crate never change a published table: they write a temporary file and
     /// rename it into place, which leaves an open table's file untouched. Replace a table the
-    /// same way, never by rewriting it in place.
+    /// same way, never by rewriting it in place. A reader that cannot rule out a truncation
+    /// (a server) checks the file's length before reading: [`Table::check_file`].
     ///
     /// # Errors
-    /// [`Error::Io`] (the file cannot be opened or mapped), [`Error::BadMagic`],
+    /// [`Error::Io`] (the file cannot be opened or mapped, or is not a regular file),
+    /// [`Error::BadMagic`],
     /// [`Error::UnsupportedVersion`], [`Error::Truncated`], [`Error::BadHeader`] (also: a
     /// ctx-huffman model whose code lengths are not valid prefix codes).
     pub fn open(path: &Path) -> Result<Table, Error> {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let meta = file.metadata().map_err(|e| Error::io(path, e))?;
-        if !meta.is_file() {
-            let (kind, what) = if meta.is_dir() {
-                (std::io::ErrorKind::IsADirectory, "is a directory")
-            } else {
-                (std::io::ErrorKind::InvalidInput, "not a regular file")
-            };
-            return Err(Error::io(path, std::io::Error::new(kind, what)));
-        }
-        let size = meta.len();
+        let file = open_regular(path).map_err(|e| Error::io(path, e))?;
+        let size = file.metadata().map_err(|e| Error::io(path, e))?.len();
         if size < format::MAGIC.len() as u64 {
             return Err(Error::Truncated {
                 path: path.to_path_buf(),
@@ -119,7 +117,39 @@ impl Table {
         // would make reads of the missing pages fault). Every read below is bounds-checked
         // against the map's length, which is fixed at mapping time.
         let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
-        Self::from_map(path, Bytes::Map(map))
+        let mut table = Self::from_map(path, Bytes::Map(map))?;
+        table.file = Some(file);
+        Ok(table)
+    }
+
+    /// Checks that the file under the map still has the length it had when the table was
+    /// opened ([`Table::open`] keeps the file open for this: one `fstat` per call). A reader
+    /// that cannot rule out that its tables are truncated under it (a server) calls it before
+    /// reading: a table cut short is then an error, [`Error::Truncated`], instead of a fault
+    /// (`SIGBUS`) on its missing pages, and it reads again once the file has its length back.
+    /// A truncation between this check and the read still faults: the check narrows the
+    /// hazard of [`Table::open`]'s safety contract, it does not lift it. Always `Ok` for a
+    /// table held in memory ([`Table::from_bytes`]).
+    ///
+    /// # Errors
+    /// [`Error::Truncated`] (the file's length changed), [`Error::Io`] (`fstat` failed).
+    pub fn check_file(&self) -> Result<(), Error> {
+        let Some(file) = &self.file else {
+            return Ok(());
+        };
+        let size = file.metadata().map_err(|e| Error::io(&self.path, e))?.len();
+        let mapped = self.map.len() as u64;
+        if size != mapped {
+            return Err(Error::Truncated {
+                path: self.path.clone(),
+                size,
+                detail: format!(
+                    "the file changed under the reader, which opened it with {mapped} bytes; \
+                     replace a table by renaming a complete file over it"
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// A table over the bytes of a table file held in memory (read from anywhere: a network
@@ -213,6 +243,7 @@ impl Table {
             map,
             cache,
             model,
+            file: None,
         })
     }
 
@@ -548,6 +579,66 @@ impl Table {
             Err(e) => Err(self.corrupt(b, format!("zstd: {e}"))),
         }
     }
+}
+
+/// Opens `path` for reading if it is a regular file (after following symbolic links), and
+/// refuses anything else without blocking: a named pipe, a device, a socket or a directory.
+/// The file is opened with `O_NONBLOCK` on Unix, so that opening a pipe with no writer
+/// returns at once, and its type is then checked on the open descriptor (`fstat`). A
+/// dangling symbolic link is named as such (the target it points to), not as a missing file.
+///
+/// # Errors
+/// The file cannot be opened, or is not a regular file (`is a directory`, `is a named pipe
+/// (FIFO), not a regular file`, ...).
+pub(crate) fn open_regular(path: &Path) -> std::io::Result<File> {
+    use std::io::{Error as IoError, ErrorKind};
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = match options.open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            return Err(match std::fs::read_link(path) {
+                Ok(target) => IoError::other(format!(
+                    "a dangling symbolic link (to {}, which does not exist)",
+                    target.display()
+                )),
+                Err(_) => e,
+            })
+        }
+        Err(e) => return Err(e),
+    };
+    let kind = file.metadata()?.file_type();
+    if kind.is_file() {
+        return Ok(file);
+    }
+    if kind.is_dir() {
+        return Err(IoError::new(ErrorKind::IsADirectory, "is a directory"));
+    }
+    let what = {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt;
+            if kind.is_fifo() {
+                "is a named pipe (FIFO), not a regular file"
+            } else if kind.is_char_device() || kind.is_block_device() {
+                "is a device, not a regular file"
+            } else if kind.is_socket() {
+                "is a socket, not a regular file"
+            } else {
+                "not a regular file"
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            "not a regular file"
+        }
+    };
+    Err(IoError::new(ErrorKind::InvalidInput, what))
 }
 
 /// Drops the pages `offset..offset + len` of `map` from the process's resident set

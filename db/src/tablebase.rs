@@ -88,6 +88,8 @@ pub struct Tablebase {
     rules: Rules,
     manifest: Option<Manifest>,
     tables: Vec<OnceLock<Table>>,
+    /// Whether every use of an open table first checks its file ([`Table::check_file`]).
+    check_files: bool,
 }
 
 impl Tablebase {
@@ -114,7 +116,19 @@ impl Tablebase {
             rules: *rules,
             manifest,
             tables: (0..=MAX_SEEDS).map(|_| OnceLock::new()).collect(),
+            check_files: false,
         })
+    }
+
+    /// Makes every use of an open table first check that its file still has its length
+    /// ([`Table::check_file`], one `fstat`): for a long-running reader, such as a server,
+    /// whose directory may be changed under it. A table truncated under the reader is then an
+    /// error ([`Error::Truncated`]) for as long as it is short, instead of a fault that ends
+    /// the process; the other tiers are answered as before. The check narrows the hazard of
+    /// the type's safety contract (a truncation between the check and the read still faults);
+    /// replacing a table by a rename remains the safe way to update a directory.
+    pub fn check_files(&mut self, on: bool) {
+        self.check_files = on;
     }
 
     /// The directory.
@@ -147,10 +161,16 @@ impl Tablebase {
             return Err(Error::InvalidState(format!("tier {n} is over 48")));
         };
         if let Some(t) = cell.get() {
+            if self.check_files {
+                t.check_file()?;
+            }
             return Ok(t);
         }
         let path = self.tier_path(n);
-        if !path.exists() {
+        // A symbolic link that leads nowhere (dangling, or a loop) is not a missing tier:
+        // opening it names what is wrong.
+        if std::fs::symlink_metadata(&path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+        {
             return Err(Error::MissingTier { tier: n, path });
         }
         let t = Table::open(&path)?;

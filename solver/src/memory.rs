@@ -244,15 +244,10 @@ pub fn verify_deep_least_memory(rules: &Rules, max: u8) -> (u8, u64) {
         .unwrap_or((max, 0))
 }
 
-/// Bytes of memory available to this process: `OWARE_MEMORY_LIMIT` if set, else
-/// `MemAvailable` from `/proc/meminfo`, else unlimited.
+/// Bytes of memory available to this process: `MemAvailable` from `/proc/meminfo`, else
+/// unlimited. A limit of the user's (the command line's `OWARE_MEMORY_LIMIT`) is passed to
+/// the jobs as their `memory_limit` instead.
 pub fn available_memory() -> u64 {
-    if let Some(v) = std::env::var("OWARE_MEMORY_LIMIT")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-    {
-        return v;
-    }
     std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|s| {

@@ -6,6 +6,19 @@ use std::path::Path;
 use anyhow::Context;
 use oware_db::{tier_file_name, Manifest, Position, Rules, Table, Tablebase, MAX_SEEDS};
 
+/// A usage error found after the command line parsed (flags that do not go together):
+/// printed as any error, with exit status 2 as clap's own usage errors.
+#[derive(Debug)]
+pub struct Usage(pub String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+
 /// The most worker threads `--threads` accepts.
 pub const MAX_THREADS: usize = 1024;
 
@@ -21,16 +34,29 @@ pub fn parse_threads(s: &str) -> Result<usize, String> {
     }
 }
 
-/// A rayon pool of `threads` workers (default: one per core, or `RAYON_NUM_THREADS`).
+/// Starts the worker threads of every command that has them, the same way for all: rayon's
+/// global pool of `threads` workers (`--threads`), or of `RAYON_NUM_THREADS`
+/// ([`super::env::threads`], range-checked as `--threads`), or one per core. Call it once,
+/// before the first parallel work, and after [`crate::signals::clean_up_on_signals`] where a
+/// command calls that.
 ///
 /// # Errors
-/// The threads cannot be started.
-pub fn pool(threads: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
-    let mut builder = rayon::ThreadPoolBuilder::new();
-    if let Some(t) = threads {
-        builder = builder.num_threads(t);
-    }
-    builder.build().context("cannot start worker threads")
+/// `RAYON_NUM_THREADS` is out of range, or the system refuses the threads (a limit on
+/// processes): one line, `cannot start worker threads: ...`, never a panic.
+pub fn start_workers(threads: Option<usize>) -> anyhow::Result<()> {
+    let threads = match threads {
+        Some(t) => t,
+        None => super::env::threads()?.unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map_or(1, usize::from)
+                .min(MAX_THREADS)
+        }),
+    };
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|k| format!("worker-{k}"))
+        .build_global()
+        .context("cannot start worker threads")
 }
 
 /// The rules of the tables in `dir`: the manifest's, or without one the first table's that

@@ -61,7 +61,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         dir: args.dir.clone(),
         rules,
         max_seeds: args.max_seeds,
-        memory_limit: None,
+        memory_limit: crate::commands::env::memory_limit()?,
         compression,
         slice_bytes: slice_bytes_from_env()?,
         exchange_batch: exchange_batch_from_env()?,
@@ -136,12 +136,17 @@ fn resolve_compression(
         Table::open(&path).ok().map(|t| (path, t.compression()))
     });
     match (found, asked) {
-        (Some((path, f)), Some(a)) if f != a => bail!(
-            "--compression {a}: {} holds {f} tables ({}); generate into another directory, \
-             or rewrite them with `oware recompress --compression {a}`",
-            dir.display(),
-            path.display()
-        ),
+        (Some((path, f)), Some(a)) if f != a => {
+            let other = format!("{}-{a}", dir.display());
+            bail!(
+                "--compression {a}: {} holds {f} tables ({}); generate into another directory, \
+                 or rewrite them into one with `oware recompress --dir {} --out {other} \
+                 --compression {a}` and generate there (`--dir {other}`)",
+                dir.display(),
+                path.display(),
+                dir.display()
+            )
+        }
         (Some((_, f)), None) => Ok(f),
         (_, a) => Ok(a.unwrap_or_default()),
     }

@@ -1,6 +1,7 @@
 //! One module per subcommand; each has its clap `Args` and a `run` function.
 
 pub mod common;
+pub mod env;
 pub mod generate;
 pub mod info;
 pub mod json;

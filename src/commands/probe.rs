@@ -4,12 +4,11 @@ use std::io::{self, BufRead, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::bail;
 use oware_db::{Position, Rules, Tablebase};
 use rayon::prelude::*;
 use serde_json::json;
 
-use super::common::{check_captured, open_tablebase, parse_captured, Captured};
+use super::common::{check_captured, open_tablebase, parse_captured, Captured, Usage};
 use super::json::{category, move_json, outcome_json, probe_json};
 
 /// Arguments of `oware probe`.
@@ -29,8 +28,8 @@ pub struct Args {
     /// Also print the best line.
     #[arg(long)]
     pub line: bool,
-    /// Longest best line printed by --line, in plies.
-    #[arg(long, default_value_t = 100)]
+    /// Longest best line printed by --line, in plies (at most 1000, as the API's).
+    #[arg(long, default_value_t = 100, value_parser = parse_plies)]
     pub max_plies: usize,
     /// Seeds already captured by the mover and by the opponent, `A,B`: also print the
     /// outcome of the game (win/draw/loss and the final totals).
@@ -43,21 +42,77 @@ pub struct Args {
     pub position: Vec<String>,
 }
 
-/// Runs `oware probe`.
+/// The longest line `--max-plies` accepts, as `/api/v1/line`'s `plies`.
+pub const MAX_PLIES: usize = 1000;
+
+/// Parses `--max-plies`: a count of `0..=MAX_PLIES`, digits only.
+fn parse_plies(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n <= MAX_PLIES && s.bytes().all(|b| b.is_ascii_digit()) => Ok(n),
+        _ => Err(format!("`{s}` is not a count of plies in 0..={MAX_PLIES}")),
+    }
+}
+
+/// Runs `oware probe`. With `--json`, an error is also printed on stdout as a JSON object,
+/// `{"error": ...}`, with `missing_tier` and `generate` (the command that makes the tier)
+/// for a missing tier, as the API's answers.
 ///
 /// # Errors
-/// The tables cannot be opened or probed, or the position does not parse.
+/// The tables cannot be opened or probed, or the position does not parse;
+/// [`Usage`](super::common::Usage) for `--line` or `--captured` with `-`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let result = probe(&args);
+    if let (true, Err(e)) = (args.json, &result) {
+        println!("{}", json_error(e));
+    }
+    result
+}
+
+/// The JSON object of a failed `probe --json`.
+fn json_error(e: &anyhow::Error) -> serde_json::Value {
+    let mut v = json!({ "error": super::common::error_message(e) });
+    if let Some(m) = e.downcast_ref::<MissingTier>() {
+        v["missing_tier"] = json!(m.tier);
+        v["generate"] = json!(m.command);
+    }
+    v
+}
+
+/// A tier the probe needs is not in the directory: the error, with the command that
+/// generates it.
+#[derive(Debug)]
+struct MissingTier {
+    tier: u8,
+    error: oware_db::Error,
+    command: String,
+}
+
+impl std::fmt::Display for MissingTier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}; generate it with `{}`", self.error, self.command)
+    }
+}
+
+impl std::error::Error for MissingTier {}
+
+/// The work of [`run`].
+fn probe(args: &Args) -> anyhow::Result<ExitCode> {
     let tb = open_tablebase(&args.dir, args.rules)?;
     let rules = *tb.rules();
     if args.position.len() == 1 && args.position[0] == "-" {
         if args.line || args.captured.is_some() {
-            bail!("--line and --captured need one position, not `-` (a batch on stdin)");
+            return Err(Usage(
+                "--line and --captured need one position, not `-` (a batch on stdin)".into(),
+            )
+            .into());
         }
+        super::common::start_workers(None)?;
         return batch(&tb, args.json);
     }
     if args.position.iter().any(|a| a == "-") {
-        bail!("`-` (a batch on stdin) comes alone, without house counts");
+        return Err(
+            Usage("`-` (a batch on stdin) comes alone, without house counts".into()).into(),
+        );
     }
     let text = args.position.join(" ");
     let p: Position = text.parse()?;
@@ -65,18 +120,56 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(c) = captured {
         check_captured(&p, c)?;
     }
-    let score = tb.score(&p)?;
-    let moves = tb.moves(&p)?;
+    let hint = |error: oware_db::Error| -> anyhow::Error {
+        match error {
+            oware_db::Error::MissingTier { tier, .. } => {
+                let n = tier.max(p.seeds());
+                let command = format!(
+                    "oware generate --dir {} --rules {rules} --max-seeds {n}",
+                    args.dir.display()
+                );
+                MissingTier {
+                    tier,
+                    error,
+                    command,
+                }
+                .into()
+            }
+            e => e.into(),
+        }
+    };
+    let score = tb.score(&p).map_err(hint)?;
+    let moves = tb.moves(&p).map_err(hint)?;
+    let mut out = io::stdout().lock();
+    if args.line && !args.json {
+        // Text: the line is printed ply by ply as it is found, after the moves.
+        print_position(&mut out, &p, &rules, score, &moves)?;
+        let line = print_line(&mut out, &tb, &p, args.max_plies, &hint)?;
+        let outcome = match captured {
+            Some(c) => Some(tb.outcome(&p, c.mover, c.opponent).map_err(hint)?),
+            None => None,
+        };
+        let houses: Vec<String> = line.iter().map(|h| h.to_string()).collect();
+        writeln!(
+            out,
+            "best line ({} plies): {}",
+            line.len(),
+            houses.join(" ")
+        )?;
+        if let Some(o) = outcome {
+            print_outcome(&mut out, &o)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let line = if args.line {
-        Some(tb.best_line(&p, args.max_plies)?)
+        Some(tb.best_line(&p, args.max_plies).map_err(hint)?)
     } else {
         None
     };
     let outcome = match captured {
-        Some(c) => Some(tb.outcome(&p, c.mover, c.opponent)?),
+        Some(c) => Some(tb.outcome(&p, c.mover, c.opponent).map_err(hint)?),
         None => None,
     };
-    let mut out = io::stdout().lock();
     if args.json {
         let mut v = probe_json(&p, &rules, score, &moves);
         v.line = line.as_ref().map(|l| l.iter().map(move_json).collect());
@@ -84,6 +177,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
         return Ok(ExitCode::SUCCESS);
     }
+    print_position(&mut out, &p, &rules, score, &moves)?;
+    if let Some(o) = outcome {
+        print_outcome(&mut out, &o)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints the position, its score and every move's.
+fn print_position(
+    out: &mut impl Write,
+    p: &Position,
+    rules: &Rules,
+    score: i8,
+    moves: &[oware_db::MoveScore],
+) -> io::Result<()> {
     writeln!(out, "position  {p}  ({} seeds, rules {})", p.seeds(), rules)?;
     writeln!(
         out,
@@ -94,7 +202,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         writeln!(out, "no legal move: the game is over")?;
     } else {
         writeln!(out, "house  captures  score  category  position after")?;
-        for m in &moves {
+        for m in moves {
             writeln!(
                 out,
                 "{:>5}  {:>8}  {:>+5}  {:<8}  {}",
@@ -106,37 +214,54 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             )?;
         }
     }
-    if let Some(line) = &line {
-        let houses: Vec<String> = line.iter().map(|m| m.house.to_string()).collect();
+    Ok(())
+}
+
+/// Prints a best line from `p` of up to `max_plies` plies, each as soon as it is found (a
+/// long line is not held back until its end); returns its houses.
+fn print_line(
+    out: &mut impl Write,
+    tb: &Tablebase,
+    p: &Position,
+    max_plies: usize,
+    hint: &dyn Fn(oware_db::Error) -> anyhow::Error,
+) -> anyhow::Result<Vec<u8>> {
+    writeln!(out, "best line:")?;
+    let mut houses = Vec::new();
+    let mut cur = *p;
+    while houses.len() < max_plies {
+        let Some(m) = tb.moves(&cur).map_err(hint)?.first().copied() else {
+            break;
+        };
+        houses.push(m.house);
         writeln!(
             out,
-            "best line ({} plies): {}",
-            line.len(),
-            houses.join(" ")
+            "{:>4}. house {} captures {:>2}  value {:+}  -> {}",
+            houses.len(),
+            m.house,
+            m.captured,
+            m.score,
+            m.child.map_or("(game over)".to_string(), |c| c.to_string())
         )?;
-        for (k, m) in line.iter().enumerate() {
-            writeln!(
-                out,
-                "{:>4}. house {} captures {:>2}  value {:+}  -> {}",
-                k + 1,
-                m.house,
-                m.captured,
-                m.score,
-                m.child.map_or("(game over)".to_string(), |c| c.to_string())
-            )?;
+        out.flush()?;
+        match m.child {
+            Some(c) => cur = c,
+            None => break,
         }
     }
-    if let Some(o) = outcome {
-        writeln!(
-            out,
-            "outcome   {} for the side to move: final totals {} - {} (difference {:+})",
-            o.result.name(),
-            o.mover_total,
-            o.opponent_total,
-            o.difference
-        )?;
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(houses)
+}
+
+/// Prints the outcome of the game.
+fn print_outcome(out: &mut impl Write, o: &oware_db::GameOutcome) -> io::Result<()> {
+    writeln!(
+        out,
+        "outcome   {} for the side to move: final totals {} - {} (difference {:+})",
+        o.result.name(),
+        o.mover_total,
+        o.opponent_total,
+        o.difference
+    )
 }
 
 /// Lines probed per parallel batch.

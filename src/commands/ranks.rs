@@ -11,11 +11,13 @@ use oware_solver::distributed::Comm;
 /// Runs `job` on the ranks this process belongs to, with `threads` worker threads per rank
 /// (default: one per core).
 ///
-/// - One process: `job` runs on [`LocalComm`](oware_solver::distributed::LocalComm) inside a
-///   thread pool of its own; its result is returned.
+/// The worker threads are rayon's global pool ([`start_workers`](super::common::start_workers)),
+/// and `job` runs on this (main) thread:
+///
+/// - One process: `job` runs on [`LocalComm`](oware_solver::distributed::LocalComm); its
+///   result is returned.
 /// - One rank of an MPI job (a binary built with the feature `mpi` and started by
-///   `mpirun`): MPI is initialised, rayon's global pool is built, and `job` runs on this
-///   (main) thread, which alone calls MPI. After it succeeds, rank 0 prints every rank's
+///   `mpirun`): MPI is initialised first, and this thread alone calls it. After it succeeds, rank 0 prints every rank's
 ///   peak memory (unless `quiet`). An error ends the whole job, since the other ranks may
 ///   wait for this one forever: a held lock is told by rank 0 alone (exit status 2), a
 ///   rank that stops because another failed says nothing (that one tells why), any other
@@ -27,7 +29,7 @@ use oware_solver::distributed::Comm;
 pub fn run_on_ranks(
     threads: Option<usize>,
     quiet: bool,
-    job: impl FnOnce(&dyn Comm) -> anyhow::Result<ExitCode> + Send,
+    job: impl FnOnce(&dyn Comm) -> anyhow::Result<ExitCode>,
 ) -> anyhow::Result<ExitCode> {
     refuse_mpi_job_without_mpi()?;
     #[cfg(feature = "mpi")]
@@ -35,7 +37,8 @@ pub fn run_on_ranks(
         return run_mpi(threads, quiet, job);
     }
     let _ = quiet;
-    super::common::pool(threads)?.install(|| job(&oware_solver::distributed::LocalComm))
+    super::common::start_workers(threads)?;
+    job(&oware_solver::distributed::LocalComm)
 }
 
 /// `job` as one rank of an MPI job (see [`run_on_ranks`]).
@@ -49,13 +52,7 @@ fn run_mpi(
     use oware_solver::distributed::MpiComm;
     use oware_solver::{GenerateError, LockError};
     let comm = MpiComm::init().context("cannot initialise MPI (funneled threading)")?;
-    let mut builder = rayon::ThreadPoolBuilder::new();
-    if let Some(t) = threads {
-        builder = builder.num_threads(t.max(1));
-    }
-    builder
-        .build_global()
-        .context("cannot start worker threads")?;
+    super::common::start_workers(threads)?;
     match job(&comm) {
         Ok(code) => {
             let peaks = super::progress::rank_peaks(&comm);

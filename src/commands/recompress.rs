@@ -51,6 +51,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Before any thread starts: an interrupt removes the partial files written.
     crate::signals::clean_up_on_signals();
+    crate::commands::common::start_workers(None)?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
     let canonical = |d: &PathBuf| {

@@ -82,7 +82,7 @@ fn scores_file(dir: &Path, n: u8) -> PathBuf {
 /// Refuses to `what` (export, import) tier `n` of `size` positions unless `memory` bytes are
 /// available, before anything is written for it.
 fn check_memory(n: u8, memory: u64, size: u64, what: &str) -> anyhow::Result<()> {
-    let available = oware_solver::memory::available_memory();
+    let available = crate::commands::env::available_memory()?;
     if memory > available {
         bail!(
             "tier {n} needs {} of memory to {what} ({size} positions, two bytes each), {} \
@@ -101,6 +101,7 @@ fn check_memory(n: u8, memory: u64, size: u64, what: &str) -> anyhow::Result<()>
 /// be written (the disk is checked before each tier).
 pub fn run_export(args: ExportArgs) -> anyhow::Result<ExitCode> {
     let Format::Romein = args.format;
+    crate::commands::common::start_workers(None)?;
     let opening = || format!("opening the tables in {}", args.dir.display());
     let manifest = Manifest::load(&args.dir).with_context(opening)?;
     let rules = resolve_rules(&args.dir, manifest.as_ref(), None).with_context(opening)?;
@@ -188,6 +189,7 @@ pub fn run_import(args: ImportArgs) -> anyhow::Result<ExitCode> {
     let Format::Romein = args.format;
     // Before any thread starts: an interrupt removes the partial files written.
     crate::signals::clean_up_on_signals();
+    crate::commands::common::start_workers(None)?;
     let tiers: Vec<u8> = (0..=MAX_SEEDS)
         .filter(|&n| scores_file(&args.from, n).is_file())
         .collect();

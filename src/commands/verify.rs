@@ -19,7 +19,7 @@ use std::process::ExitCode;
 use oware_db::{Rules, MAX_SEEDS};
 
 pub(crate) use super::common::resolve_rules;
-use super::common::{parse_threads, pool, tier_ranges};
+use super::common::{parse_threads, start_workers, tier_ranges};
 
 /// Arguments of `oware verify`.
 #[derive(clap::Args)]
@@ -113,13 +113,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             deep::run(comm, &args)
         });
     }
-    pool(args.threads)?.install(|| {
-        if args.start {
-            start::run(&args)
-        } else {
-            checks::run(&args)
-        }
-    })
+    start_workers(args.threads)?;
+    if args.start {
+        start::run(&args)
+    } else {
+        checks::run(&args)
+    }
 }
 
 #[cfg(test)]

@@ -79,3 +79,37 @@ pub fn hold_lock(dir: &Path) -> std::fs::File {
     writeln!(f, "{}", std::process::id()).unwrap();
     f
 }
+
+/// Runs `cmd` with `input` on its stdin and returns its output; the test fails, and the
+/// process is killed, if it runs past `limit`.
+#[allow(dead_code)]
+pub fn run_bounded(cmd: &mut Command, input: &[u8], limit: std::time::Duration) -> Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("start oware");
+    let pid = child.id();
+    let mut stdin = child.stdin.take().expect("stdin");
+    let input = input.to_vec();
+    std::thread::spawn(move || {
+        // The command may exit without reading it.
+        let _ = stdin.write_all(&input);
+    });
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(out) => out.expect("wait for oware"),
+        Err(_) => {
+            #[cfg(unix)]
+            // SAFETY: signalling the child this function started, which has not been waited.
+            unsafe {
+                libc::kill(pid as libc::pid_t, libc::SIGKILL);
+            }
+            panic!("{cmd:?} ran past {limit:?}");
+        }
+    }
+}

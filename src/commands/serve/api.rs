@@ -4,7 +4,10 @@
 //! Every answer is JSON; an error is `{ "error": "..." }` with 400 for bad input (a malformed
 //! position, unknown or repeated parameters, a query over [`MAX_QUERY`] bytes), 404 for a
 //! missing tier (with the position's legal moves and the command that generates the tier), and
-//! 500 only for a damaged table (the message names the file).
+//! 500 only for a damaged table (the message names the file). Files are named within the
+//! served directory, which is named by its last component only: no answer reveals where the
+//! tables lie on the server. Every read of the tables runs on the runtime's blocking threads
+//! ([`tokio::task::spawn_blocking`]), never on a worker that serves connections.
 
 use std::sync::Arc;
 
@@ -30,12 +33,21 @@ pub const MAX_PLIES: usize = 1000;
 /// The tables a server answers from.
 pub struct Oracle {
     tb: Tablebase,
+    /// The directory as answers name it: its last component.
+    name: String,
 }
 
 impl Oracle {
-    /// An oracle over an opened directory of tables.
-    pub fn new(tb: Tablebase) -> Self {
-        Oracle { tb }
+    /// An oracle over an opened directory of tables. Every probe first checks that the
+    /// tables it reads still have their length ([`Tablebase::check_files`]): a table
+    /// truncated under the server is a 500 for that tier, not the end of the server.
+    pub fn new(mut tb: Tablebase) -> Self {
+        tb.check_files(true);
+        let name = std::fs::canonicalize(tb.dir())
+            .ok()
+            .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| "tables".into());
+        Oracle { tb, name }
     }
 
     /// The rules of the tables.
@@ -54,10 +66,39 @@ impl Oracle {
     fn generate_command(&self, n: u8) -> String {
         format!(
             "oware generate --dir {} --rules {} --max-seeds {n}",
-            self.tb.dir().display(),
+            self.name,
             self.tb.rules()
         )
     }
+
+    /// A message for an answer: the directory's path, wherever it names a file of it, is
+    /// replaced by the directory's name.
+    fn public(&self, message: &str) -> String {
+        let dir = self.tb.dir().join("");
+        let dir = dir.to_string_lossy();
+        if dir.is_empty() {
+            return message.to_string();
+        }
+        message.replace(dir.as_ref(), &format!("{}/", self.name))
+    }
+}
+
+/// Runs `f` over the oracle on the runtime's blocking threads: opening a table and reading
+/// its pages may wait on the disk, and must not hold a worker that serves connections.
+async fn blocking<T: Send + 'static>(
+    o: &Arc<Oracle>,
+    f: impl FnOnce(&Oracle) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    let o = Arc::clone(o);
+    tokio::task::spawn_blocking(move || f(&o))
+        .await
+        .unwrap_or_else(|e| {
+            Err(ApiError {
+                status: StatusCode::INTERNAL_SERVER_ERROR,
+                message: format!("the request failed: {e}"),
+                extra: Value::Null,
+            })
+        })
 }
 
 /// `tiers 0..=12`, `tiers 0..=10, 14`, or `no tiers`, for a list of tiers.
@@ -137,7 +178,10 @@ fn probe_error(o: &Oracle, p: &Position, e: Error) -> ApiError {
                 .collect();
             ApiError {
                 status: StatusCode::NOT_FOUND,
-                message: format!("{e}; generate it with `{}`", o.generate_command(need)),
+                message: o.public(&format!(
+                    "{e}; generate it with `{}`",
+                    o.generate_command(need)
+                )),
                 extra: json!({
                     "position": p.to_string(),
                     "rules": o.rules().to_string(),
@@ -151,7 +195,7 @@ fn probe_error(o: &Oracle, p: &Position, e: Error) -> ApiError {
         Error::InvalidState(_) => ApiError::bad(e.to_string()),
         e => ApiError {
             status: StatusCode::INTERNAL_SERVER_ERROR,
-            message: e.to_string(),
+            message: o.public(&e.to_string()),
             extra: Value::Null,
         },
     }
@@ -222,12 +266,15 @@ async fn probe(
         }
         None => None,
     };
-    let answer = (|| {
-        let score = o.tb.score(&p)?;
-        let moves = o.tb.moves(&p)?;
-        Ok((score, moves))
-    })();
-    let (score, moves) = answer.map_err(|e| probe_error(&o, &p, e))?;
+    let (score, moves) = blocking(&o, move |o| {
+        let answer = (|| {
+            let score = o.tb.score(&p)?;
+            let moves = o.tb.moves(&p)?;
+            Ok((score, moves))
+        })();
+        answer.map_err(|e| probe_error(o, &p, e))
+    })
+    .await?;
     let mut v = probe_json(&p, o.rules(), score, &moves);
     v.outcome = captured.map(|c| {
         outcome_json(&oware_db::game_outcome(
@@ -260,12 +307,15 @@ async fn line(
             }
         },
     };
-    let answer = (|| {
-        let score = o.tb.score(&p)?;
-        let line = o.tb.best_line(&p, plies)?;
-        Ok((score, line))
-    })();
-    let (score, line) = answer.map_err(|e| probe_error(&o, &p, e))?;
+    let (score, line) = blocking(&o, move |o| {
+        let answer = (|| {
+            let score = o.tb.score(&p)?;
+            let line = o.tb.best_line(&p, plies)?;
+            Ok((score, line))
+        })();
+        answer.map_err(|e| probe_error(o, &p, e))
+    })
+    .await?;
     Ok(Json(json!({
         "position": p.to_string(),
         "rules": o.rules().to_string(),
@@ -276,14 +326,14 @@ async fn line(
     })))
 }
 
-/// `GET /api/v1/info`: the rules, the directory and the tiers present.
+/// `GET /api/v1/info`: the rules, the directory's name and the tiers present.
 async fn info(
     State(o): State<Arc<Oracle>>,
     uri: Uri,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<Json<Value>, ApiError> {
     params(&uri, query, &[])?;
-    let tiers = o.tiers();
+    let tiers = blocking(&o, |o| Ok(o.tiers())).await?;
     // The highest n with every tier 0..=n present.
     let complete = tiers
         .iter()
@@ -294,7 +344,7 @@ async fn info(
     Ok(Json(json!({
         "version": env!("CARGO_PKG_VERSION"),
         "rules": o.rules().to_string(),
-        "dir": o.tb.dir().display().to_string(),
+        "dir": o.name,
         "tiers": tiers,
         "complete_to": complete,
         "summary": tiers_text(&tiers),

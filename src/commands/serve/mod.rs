@@ -8,9 +8,11 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
 use oware_db::Rules;
+use tokio::sync::Semaphore;
 
 use super::common::open_tablebase;
 
@@ -36,6 +38,22 @@ pub struct Args {
     pub threads: Option<usize>,
 }
 
+/// How long a connection may take to send a request's whole header, and how long an idle
+/// keep-alive connection is kept waiting for the next one.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a stop (Ctrl-C, SIGTERM) waits for the requests under way before it ends the
+/// process whatever they are doing.
+pub const STOP_GRACE: Duration = Duration::from_secs(2);
+
+/// The most connections served at once; fewer under a low limit of open files
+/// ([`connection_cap`]).
+pub const MAX_CONNECTIONS: usize = 1024;
+
+/// Open files kept for the process's own use under the limit of open files (standard
+/// streams, the listener, the runtime's), besides one per table.
+const RESERVED_FILES: u64 = 32;
+
 /// Runs `oware serve` until Ctrl-C (SIGINT) or SIGTERM.
 ///
 /// # Errors
@@ -45,14 +63,83 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let oracle = Arc::new(Oracle::new(tb));
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     builder.enable_all().thread_name("serve");
-    if let Some(t) = args.threads {
-        builder.worker_threads(t);
-    }
-    let runtime = builder
-        .build()
-        .context("cannot start the server's threads")?;
-    runtime.block_on(serve(args, oracle))?;
+    // Always set: the runtime would otherwise read `TOKIO_WORKER_THREADS`, unchecked.
+    builder.worker_threads(args.threads.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .min(super::common::MAX_THREADS)
+    }));
+    let runtime = start_runtime(builder)?;
+    let result = runtime.block_on(serve(args, oracle));
+    // A request stuck in a read of the disk must not keep the process alive.
+    runtime.shutdown_timeout(STOP_GRACE);
+    result?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Builds the runtime; a failure to start its threads is an error, not a panic (the runtime
+/// panics when the system refuses it its first threads).
+fn start_runtime(mut builder: tokio::runtime::Builder) -> anyhow::Result<tokio::runtime::Runtime> {
+    // The threads are started by `build`: check that the system gives one at all first, so
+    // that the common refusal (a limit on processes) is an error, not the runtime's panic.
+    std::thread::Builder::new()
+        .name("serve".into())
+        .spawn(|| ())
+        .and_then(|t| {
+            t.join()
+                .map_err(|_| std::io::Error::other("thread panicked"))
+        })
+        .context("cannot start the server's threads")?;
+    let quiet = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || builder.build()));
+    std::panic::set_hook(quiet);
+    match built {
+        Ok(runtime) => runtime.context("cannot start the server's threads"),
+        Err(panic) => {
+            let why = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_string()))
+                .unwrap_or_else(|| "the runtime failed to start".into());
+            anyhow::bail!("cannot start the server's threads: {why}")
+        }
+    }
+}
+
+/// The most connections served at once: [`MAX_CONNECTIONS`], or under a lower limit of open
+/// files that limit less [`RESERVED_FILES`] and one per table, and at least 1.
+pub fn connection_cap(tables: usize) -> usize {
+    let reserved = RESERVED_FILES + tables as u64;
+    match open_files_limit() {
+        Some(limit) => usize::try_from(
+            limit
+                .saturating_sub(reserved)
+                .clamp(1, MAX_CONNECTIONS as u64),
+        )
+        .unwrap_or(MAX_CONNECTIONS),
+        None => MAX_CONNECTIONS,
+    }
+}
+
+/// The process's limit of open files (`RLIMIT_NOFILE`, soft), where it has one.
+fn open_files_limit() -> Option<u64> {
+    #[cfg(unix)]
+    {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: `getrlimit` writes the limit into the struct passed, which lives here.
+        if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0
+            && limit.rlim_cur != libc::RLIM_INFINITY
+        {
+            // `rlim_t` is not `u64` on every system.
+            #[allow(clippy::unnecessary_cast)]
+            return Some(limit.rlim_cur as u64);
+        }
+    }
+    None
 }
 
 async fn serve(args: Args, oracle: Arc<Oracle>) -> anyhow::Result<()> {
@@ -62,6 +149,7 @@ async fn serve(args: Args, oracle: Arc<Oracle>) -> anyhow::Result<()> {
     let addr = listener.local_addr().context("the listening address")?;
     let url = format!("http://{addr}/");
     let tiers = oracle.tiers();
+    let cap = connection_cap(tiers.len());
     println!(
         "oware serve: {url} (tables in {}, rules {}, {}); Ctrl-C stops",
         args.dir.display(),
@@ -71,12 +159,82 @@ async fn serve(args: Args, oracle: Arc<Oracle>) -> anyhow::Result<()> {
     if args.open {
         open_browser(&url);
     }
-    axum::serve(listener, router(oracle))
-        .with_graceful_shutdown(stop_signal())
-        .await
-        .context("serving")?;
+    let app = router(oracle);
+    let permits = Arc::new(Semaphore::new(cap));
+    let (stopping, stop_rx) = tokio::sync::watch::channel(false);
+    let mut connections = tokio::task::JoinSet::new();
+    let stop = stop_signal();
+    tokio::pin!(stop);
+    loop {
+        tokio::select! {
+            () = &mut stop => break,
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            accepted = listener.accept() => {
+                let stream = match accepted {
+                    Ok((stream, _)) => stream,
+                    Err(_) => {
+                        // Out of open files, or a connection reset before it was accepted:
+                        // the next accept may succeed once a connection has closed.
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                let Ok(permit) = Arc::clone(&permits).try_acquire_owned() else {
+                    refuse(stream, cap);
+                    continue;
+                };
+                connections.spawn(connection(stream, app.clone(), stop_rx.clone(), permit));
+            }
+        }
+    }
+    drop(listener);
+    let _ = stopping.send(true);
+    // The requests under way finish, up to a bound; then the rest are dropped.
+    let _ = tokio::time::timeout(STOP_GRACE, async {
+        while connections.join_next().await.is_some() {}
+    })
+    .await;
+    connections.abort_all();
     println!("oware serve: stopped");
     Ok(())
+}
+
+/// Serves one connection over HTTP/1.1 until it closes, its client is silent past
+/// [`HEADER_TIMEOUT`] (a header sent too slowly, or an idle keep-alive), or the server stops
+/// (then the request under way is answered, within [`STOP_GRACE`]).
+async fn connection(
+    stream: tokio::net::TcpStream,
+    app: axum::Router,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+    _permit: tokio::sync::OwnedSemaphorePermit,
+) {
+    let service = hyper_util::service::TowerToHyperService::new(app);
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(HEADER_TIMEOUT);
+    let conn = http.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+    tokio::pin!(conn);
+    tokio::select! {
+        _ = conn.as_mut() => {}
+        _ = stop.changed() => {
+            conn.as_mut().graceful_shutdown();
+            let _ = tokio::time::timeout(STOP_GRACE, conn).await;
+        }
+    }
+}
+
+/// Answers a connection over the cap with 503 and closes it, without waiting on its client.
+fn refuse(stream: tokio::net::TcpStream, cap: usize) {
+    let body = format!(
+        "{{\"error\":\"the server is serving {cap} connections, its most; try again later\"}}"
+    );
+    let answer = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
+         content-length: {}\r\nconnection: close\r\nretry-after: 1\r\n\r\n{body}",
+        body.len()
+    );
+    // Best effort: the answer fits in the socket's buffer, or the client is not reading.
+    let _ = stream.try_write(answer.as_bytes());
 }
 
 /// Resolves on SIGINT (Ctrl-C) or SIGTERM.

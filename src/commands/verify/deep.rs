@@ -225,7 +225,7 @@ pub(super) fn verify_deep(
         dir: dir.to_path_buf(),
         rules: *rules,
         tiers: range.clone(),
-        memory_limit: None,
+        memory_limit: crate::commands::env::memory_limit()?,
         slice_bytes: crate::commands::generate::slice_bytes_from_env()?,
         again,
         exchange_batch: crate::commands::generate::exchange_batch_from_env()?,

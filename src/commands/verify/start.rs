@@ -11,7 +11,7 @@ use oware_db::{
     tier_file_name, tier_size, GameResult, IndexKind, Manifest, Position, Rules, Table, Tablebase,
 };
 use oware_solver::memory::{
-    available_memory, generate_least_memory, generate_peak_memory, human_bytes, tier_memory,
+    generate_least_memory, generate_peak_memory, human_bytes, tier_memory,
     verify_deep_least_memory, verify_deep_memory, verify_memory,
 };
 use oware_solver::{generate, GenerateOptions};
@@ -52,7 +52,13 @@ fn bits_per_position(dir: &Path, present: &[u8]) -> (f64, String) {
 }
 
 /// Prints which tiers are missing and what generating them takes.
-fn report_missing(args: &Args, rules: &Rules, n: u8, missing: &[u8], present: &[u8]) {
+fn report_missing(
+    args: &Args,
+    rules: &Rules,
+    n: u8,
+    missing: &[u8],
+    present: &[u8],
+) -> anyhow::Result<()> {
     let positions: u64 = missing.iter().map(|&m| size(m)).sum();
     let (bits, source) = bits_per_position(&args.dir, present);
     let disk = (positions as f64 * bits / 8.0) as u64;
@@ -61,7 +67,7 @@ fn report_missing(args: &Args, rules: &Rules, n: u8, missing: &[u8], present: &[
     let (_, generate_least) = generate_least_memory(rules, first, n);
     let (deep_tier, deep) = verify_deep_memory(rules, n);
     let (_, least) = verify_deep_least_memory(rules, n);
-    let available = available_memory();
+    let available = crate::commands::env::available_memory()?;
     let k = args.seeds_per_house;
     let command = format!(
         "oware verify --start --seeds-per-house {k} --generate --dir {} --rules {rules}",
@@ -91,7 +97,7 @@ fn report_missing(args: &Args, rules: &Rules, n: u8, missing: &[u8], present: &[
             "{}",
             serde_json::to_string_pretty(&v).unwrap_or_else(|e| e.to_string())
         );
-        return;
+        return Ok(());
     }
     println!(
         "the start position with {k} seeds per house ({n} seeds) needs tiers 0..={n} in {}; missing: {}",
@@ -126,6 +132,7 @@ fn report_missing(args: &Args, rules: &Rules, n: u8, missing: &[u8], present: &[
         human_bytes(available)
     );
     println!("to generate, verify and evaluate: {command}");
+    Ok(())
 }
 
 /// Runs `oware verify --start`.
@@ -151,7 +158,7 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             dir: dir.clone(),
             rules,
             max_seeds: n,
-            memory_limit: None,
+            memory_limit: crate::commands::env::memory_limit()?,
             compression: Default::default(),
             slice_bytes: None,
             exchange_batch: None,
@@ -178,9 +185,11 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 .map_or_else(|| tier_file_name(m), |e| e.file.clone()),
         )
     };
-    let (present, missing): (Vec<u8>, Vec<u8>) = (0..=n).partition(|&m| path_of(m).exists());
+    // A symbolic link that leads nowhere is present (and fails its check), not missing.
+    let (present, missing): (Vec<u8>, Vec<u8>) =
+        (0..=n).partition(|&m| std::fs::symlink_metadata(path_of(m)).is_ok());
     if !missing.is_empty() {
-        report_missing(args, &rules, n, &missing, &present);
+        report_missing(args, &rules, n, &missing, &present)?;
         return Ok(ExitCode::FAILURE);
     }
 

@@ -129,7 +129,7 @@ pub struct GenerateOptions {
     /// Highest tier to solve (0..=48).
     pub max_seeds: u8,
     /// Bytes of memory the generation may use; `None` reads the available memory of the
-    /// machine (`MemAvailable` in `/proc/meminfo`, or the `OWARE_MEMORY_LIMIT` variable).
+    /// machine ([`available_memory`](crate::memory::available_memory)).
     pub memory_limit: Option<u64>,
     /// How the tables' blocks are compressed (default ctx-huffman).
     pub compression: Compression,
