@@ -170,6 +170,14 @@ fn other_rules_and_bad_files_are_refused() {
         "{o}"
     );
     assert_eq!(tables(&abapa), before);
+    // Nor are tables of other rules written over, even without a manifest.
+    std::fs::remove_file(abapa.join("manifest.json")).unwrap();
+    let e = failed_import(&files, &abapa);
+    assert!(
+        e.contains("rules `abapa`") && e.contains("not `awari`"),
+        "{e}"
+    );
+    assert_eq!(tables(&abapa), before);
     // A file of the wrong size, and a score out of range.
     let dest = tmp.path().join("dest");
     let eight = files.join("scores.8");

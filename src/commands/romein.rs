@@ -243,6 +243,20 @@ fn import(args: &ImportArgs, tiers: &[u8]) -> anyhow::Result<ExitCode> {
         }
         None => Manifest::new(&rules),
     };
+    // Tables of other rules are never written over, with a manifest or without.
+    for n in tiers_present(&args.dir) {
+        let path = args.dir.join(tier_file_name(n));
+        if let Ok(t) = Table::open(&path) {
+            if t.rules() != rules {
+                bail!(
+                    "{} holds tables under rules `{}` ({}), not `{rules}`",
+                    args.dir.display(),
+                    t.rules(),
+                    path.display()
+                );
+            }
+        }
+    }
     let opts = WriteOptions::default();
     let mut kept = Vec::new();
     for &n in tiers {

@@ -2,8 +2,8 @@
 //
 // A position is kept as the API gives it: 12 counts, the side to move's houses first
 // (house 0..5), the opponent's next, in sowing order. The page and its URL show houses 1..6
-// (house h + 1 of the API's index h), each house's tooltip both. The page knows which side (South,
-// North) is to move and turns the counts onto the board: South's houses along the bottom,
+// (house h + 1 of the API's index h), each house's tooltip both. The page knows which side
+// (South, North) is to move and turns the counts onto the board: South's houses along the bottom,
 // left to right; North's along the top, right to left, so that sowing runs counter-clockwise.
 'use strict';
 
@@ -360,7 +360,6 @@ async function render() {
 // ---------------------------------------------------------------- actions
 
 function playHouse(h) {
-  state.linkNotice = null;
   if (state.ply < state.moves.length && state.moves[state.ply] === h) {
     state.ply += 1;
   } else {
@@ -376,6 +375,7 @@ function playHouse(h) {
 function userPlays(h) {
   if (state.editing || state.busy) return;
   if (state.mode !== 'analysis' && moverAt(state.ply) !== state.mode) return;
+  state.linkNotice = null;
   playHouse(h);
 }
 
