@@ -235,6 +235,76 @@ if "not legal" not in notice.text or shown()["ply"] != 0:
 if "moves=&" not in driver.current_url:
     fail(f"the cut game is not in the URL: {driver.current_url}")
 
+# --- a shared URL that does not read: the default game, and a notice that stays ----------
+START = "1 1 1 1 1 1 1 1 1 1 1 1"
+for bad in [
+    "pos=5,5,5,5,5,5,5,5,5,5,5,5",
+    "pos=1,1,x",
+    "pos=1,1,1,1,1,1,1,1,1,1,1,1&side=S&cap=30,30",
+    "pos=1,1,1,1,1,1,1,1,1,1,1,1&side=S&cap=0,0&moves=9",
+]:
+    load(bad)
+    link = driver.find_element(By.ID, "link-notice")
+    if not link.is_displayed() or "does not read" not in link.text:
+        fail(f"#{bad}: no notice that the link does not read ({link.text!r})")
+    expect_position(START, f"#{bad}")
+    # Redraws (another oracle level, another seed) keep it; a move clears it.
+    act(lambda: Select(driver.find_element(By.ID, "level")).select_by_value("1"))
+    act(lambda: Select(driver.find_element(By.ID, "level")).select_by_value("0"))
+    if not link.is_displayed() or "does not read" not in link.text:
+        fail(f"#{bad}: a redraw cleared the notice")
+act(lambda: house("S", shown()["playable"][0]).click())
+if driver.find_element(By.ID, "link-notice").is_displayed():
+    fail("the notice of a bad link stayed after a move")
+# The same fragment typed into the address bar of an open page.
+before = ready_token()
+driver.execute_script("location.hash = 'pos=1,1,x'")
+wait_render(before)
+if "does not read" not in driver.find_element(By.ID, "link-notice").text:
+    fail("a bad fragment typed into the address bar has no notice")
+
+# --- badges: the colour of the move's value, the game's result apart; both numberings -----
+load("pos=1,1,1,1,1,1,1,1,1,1,1,1&side=S&cap=16,20&moves=&ply=0")
+cells = driver.execute_script(
+    """
+    return [...document.querySelectorAll('#row-S .house[data-score]')].map((h) => ({
+        house: Number(h.dataset.house), score: Number(h.dataset.score),
+        classes: h.className, result: h.querySelector('.result').className,
+        resultText: h.querySelector('.result').textContent, title: h.title }));
+    """
+)
+sign = lambda v: "win" if v > 0 else "loss" if v < 0 else "draw"
+if not cells:
+    fail("no values shown for the badge check")
+for c in cells:
+    if sign(c["score"]) not in c["classes"].split():
+        fail(f"house {c['house']}: value {c['score']} with classes {c['classes']!r}")
+    # South has captured 16, North 20: the game's result is -4 + the move's value.
+    if c["result"].split()[-1] != sign(c["score"] - 4) or not c["resultText"]:
+        fail(f"house {c['house']}: game result {c['result']!r} for value {c['score']} at 16-20")
+    if f"house {c['house'] + 1} (index {c['house']})" not in c["title"]:
+        fail(f"house {c['house']}: the tooltip {c['title']!r} lacks both numberings")
+if not any(sign(c["score"]) != sign(c["score"] - 4) for c in cells):
+    fail(f"no house whose colour and game result differ: {cells}")
+
+# --- play mode can hide the values of the user's own moves --------------------------------
+load("pos=1,1,1,1,1,1,1,1,1,1,1,1&side=S&cap=0,0&moves=&ply=0&mode=S&level=0&seed=1&hide=1")
+if not driver.find_element(By.ID, "hide").is_selected():
+    fail("hide=1 in the link did not tick 'hide my values'")
+masked = driver.execute_script(
+    """
+    const hs = [...document.querySelectorAll('#row-S .house.playable')];
+    return { n: hs.length, values: hs.map((h) => h.querySelector('.value').textContent),
+             scored: document.querySelectorAll('#row-S .house[data-score], #row-S .house.best').length };
+    """
+)
+if masked["n"] == 0 or masked["scored"] or any(v != "?" for v in masked["values"]):
+    fail(f"values shown with 'hide my values': {masked}")
+act(lambda: driver.find_element(By.ID, "hide").click())
+check_values()
+if "hide=1" in driver.current_url:
+    fail(f"hide=1 stayed in the URL: {driver.current_url}")
+
 # --- a phone's width ---------------------------------------------------------------------
 driver.set_window_size(390, 844)
 driver.save_screenshot(f"{OUT}/phone.png")

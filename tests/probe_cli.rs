@@ -98,6 +98,7 @@ fn probe_text_and_json() {
         _ => "loss",
     };
     assert_eq!(v["category"], cat);
+    assert_eq!(v["game_over"], false);
     assert_eq!(v["position"], P);
     let moves = v["moves"].as_array().unwrap();
     assert_eq!(moves.len(), p.moves(&Rules::ABAPA).len());
@@ -117,6 +118,19 @@ fn probe_text_and_json() {
         assert_eq!(s, captured - i64::from(cs));
     }
     // (Synthetic scores are not consistent, so the best move need not equal the score.)
+
+    // No legal move: the game is over, flagged, its score the end score (seeds on the
+    // mover's side minus the opponent's).
+    let out = oware(
+        &["probe", "--dir", d, "--json", "0 0 0 0 0 0 0 3 0 1 0 0"],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["game_over"], true, "{v}");
+    assert_eq!(v["score"], -4, "{v}");
+    assert_eq!(v["category"], "loss", "{v}");
+    assert_eq!(v["moves"].as_array().map(Vec::len), Some(0), "{v}");
 }
 
 #[test]

@@ -149,7 +149,8 @@ fn other_rules_and_bad_files_are_refused() {
         "{e}"
     );
     assert!(small.join("scores.7").is_file() && !small.join("scores.8").exists());
-    // Importing over tiers already there is refused, and nothing changes.
+    // Importing over tiers already there, recorded with checksums that verify, keeps them:
+    // nothing changes.
     let before = tables(&abapa);
     let out = run(&[
         "import",
@@ -162,11 +163,19 @@ fn other_rules_and_bad_files_are_refused() {
         "--dir",
         s(&abapa),
     ]);
-    assert!(!out.status.success());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let o = text(&out.stdout);
     assert!(
-        text(&out.stderr).contains("already holds tier 0"),
-        "{}",
-        text(&out.stderr)
+        o.contains("tier 0: kept") && o.contains("(9 kept from before)"),
+        "{o}"
+    );
+    assert_eq!(tables(&abapa), before);
+    // Nor are tables of other rules written over, even without a manifest.
+    std::fs::remove_file(abapa.join("manifest.json")).unwrap();
+    let e = failed_import(&files, &abapa);
+    assert!(
+        e.contains("rules `abapa`") && e.contains("not `awari`"),
+        "{e}"
     );
     assert_eq!(tables(&abapa), before);
     // A file of the wrong size, and a score out of range.
@@ -192,4 +201,106 @@ fn other_rules_and_bad_files_are_refused() {
     assert!(dest.join("tier-07.owt").is_file());
     assert!(!dest.join("tier-08.owt").exists());
     assert_eq!(support::leftovers(&dest), Vec::<String>::new());
+}
+
+/// `oware import` from `files` into `dest`, which must succeed: its stdout.
+fn import(files: &Path, dest: &Path) -> String {
+    ok(&[
+        "import",
+        "--format",
+        "romein",
+        "--from",
+        s(files),
+        "--dir",
+        s(dest),
+    ])
+}
+
+#[test]
+fn an_interrupted_import_resumes_byte_identical() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (ours, files, whole) = (
+        tmp.path().join("ours"),
+        tmp.path().join("romein"),
+        tmp.path().join("whole"),
+    );
+    generate(&ours, "awari", 12);
+    ok(&[
+        "export",
+        "--format",
+        "romein",
+        "--dir",
+        s(&ours),
+        "--out",
+        s(&files),
+    ]);
+    import(&files, &whole);
+    let expected = tables(&whole);
+    let manifest = std::fs::read(whole.join("manifest.json")).unwrap();
+    let copy = |name: &str, tiers: std::ops::RangeInclusive<u8>| {
+        let d = tmp.path().join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        for n in tiers {
+            let f = format!("tier-{n:02}.owt");
+            std::fs::copy(whole.join(&f), d.join(&f)).unwrap();
+        }
+        d
+    };
+
+    // Killed after tier 0's table, before the first manifest: verify fails, a rerun redoes
+    // every tier.
+    let first = copy("first", 0..=0);
+    assert!(!run(&["verify", "--dir", s(&first)]).status.success());
+    let out = import(&files, &first);
+    assert!(!out.contains("kept"), "{out}");
+    assert_eq!(tables(&first), expected);
+    assert!(run(&["verify", "--dir", s(&first)]).status.success());
+
+    // Killed after tier 9's table, before its manifest entry (the manifest records 0..=8),
+    // with tier 5's table damaged since: 0..=4 and 6..=8 are kept, 5 and 9..=12 redone.
+    let cut = copy("cut", 0..=9);
+    let mut m = oware_db::Manifest::load(&whole).unwrap().unwrap();
+    m.tiers.retain(|&n, _| n <= 8);
+    m.save(&cut).unwrap();
+    let five = cut.join("tier-05.owt");
+    let mut bytes = std::fs::read(&five).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x40;
+    std::fs::write(&five, &bytes).unwrap();
+    let out = import(&files, &cut);
+    for n in (0..=4).chain(6..=8) {
+        assert!(out.contains(&format!("tier {n}: kept")), "{n}: {out}");
+    }
+    for n in [5].into_iter().chain(9..=12) {
+        assert!(!out.contains(&format!("tier {n}: kept")), "{n}: {out}");
+    }
+    assert!(
+        out.contains("imported 13 tiers (8 kept from before)"),
+        "{out}"
+    );
+    assert_eq!(tables(&cut), expected);
+    assert_eq!(std::fs::read(cut.join("manifest.json")).unwrap(), manifest);
+    assert!(run(&["verify", "--dir", s(&cut)]).status.success());
+
+    // A real kill at some moment of the run: the rerun ends with the same tables.
+    let killed = tmp.path().join("killed");
+    let mut child = support::oware()
+        .args([
+            "import",
+            "--format",
+            "romein",
+            "--from",
+            s(&files),
+            "--dir",
+            s(&killed),
+        ])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(150));
+    let _ = child.kill();
+    child.wait().unwrap();
+    import(&files, &killed);
+    assert_eq!(tables(&killed), expected);
+    assert_eq!(support::leftovers(&killed), Vec::<String>::new());
 }

@@ -117,6 +117,12 @@ fn every_move_agrees_with_the_tablebase() {
         assert_eq!(v["seeds"], p.seeds());
         assert_eq!(v["score"], tb.score(&p).unwrap(), "{p}");
         let want = tb.moves(&p).unwrap();
+        // A finished game is flagged, its score the end score.
+        let over = p.moves(&Rules::ABAPA).is_empty();
+        assert_eq!(v["game_over"], over, "{p}");
+        if over {
+            assert_eq!(v["score"], p.end_score(), "{p}");
+        }
         let got = v["moves"].as_array().unwrap();
         assert_eq!(got.len(), want.len(), "{p}");
         for (g, w) in got.iter().zip(&want) {
@@ -142,6 +148,11 @@ fn every_move_agrees_with_the_tablebase() {
         }
     }
     assert!(moves_checked > 1500, "{moves_checked} moves checked");
+    let (status, v) = server.get("/api/v1/probe?position=0,0,0,0,0,0,0,3,0,1,0,0");
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["game_over"], true, "{v}");
+    assert_eq!(v["score"], -4, "{v}");
+    assert_eq!(v["moves"].as_array().map(Vec::len), Some(0), "{v}");
     // The outcome of a game in progress, as `oware probe --captured`.
     let (status, v) = server.get("/api/v1/probe?position=1,1,1,1,1,2,3,0,0,0,0,0&captured=18,20");
     assert_eq!(status, 200, "{v}");

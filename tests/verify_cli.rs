@@ -296,6 +296,41 @@ fn check_start(rules: &str) {
         let row = format!("  {:>5}  {:>8}  {:>5}  ", m.house, m.captured, m.score);
         assert!(out.contains(&row), "missing `{row}` in:\n{out}");
     }
+
+    // The deep verification is recorded: a plain --start counts it, while the tables keep
+    // their checksums.
+    let start = ["verify", "--start", "--seeds-per-house", "1", "--dir", d];
+    let out = stdout(&run(&start));
+    assert!(out.contains("(every tier deep-verified)"), "{out}");
+    assert!(out.contains("deep-verified before"), "{out}");
+    let o = run(&[&start[..], &["--json"]].concat());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["deep_verified"], true);
+    assert_eq!(v["deep_verified_before"], true);
+    // A table rewritten since (another block size, the same scores) is no longer counted.
+    let rc = tmp.path().join("rc");
+    let rcs = rc.to_str().unwrap();
+    let o = run(&[
+        "recompress",
+        "--dir",
+        d,
+        "--out",
+        rcs,
+        "--tiers",
+        "7",
+        "--block-entries",
+        "512",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::copy(rc.join("tier-07.owt"), tmp.path().join("tier-07.owt")).unwrap();
+    let o = run(&[&start[..], &["--json"]].concat());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["deep_verified"], false);
+    let out = stdout(&run(&start));
+    assert!(
+        out.contains("checked by their block checksums only"),
+        "{out}"
+    );
 }
 
 #[test]

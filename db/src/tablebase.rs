@@ -74,19 +74,20 @@ pub struct GameOutcome {
     pub opponent_total: f64,
 }
 
-/// A directory of tier tables under one rules value, probed lazily.
+/// A directory of tier tables under one rules value (or several directories,
+/// [`Tablebase::open_dirs`]), probed lazily.
 ///
 /// Each tier's table is opened on the first probe that needs it and kept open. A
 /// `Tablebase` is `Send + Sync`.
 ///
 /// # Safety
 /// Tables are memory-mapped ([`Table::open`]): while a `Tablebase` is alive, no table file in
-/// its directory may be truncated or modified in place (replacing one by a rename is fine).
+/// its directories may be truncated or modified in place (replacing one by a rename is fine).
 #[derive(Debug)]
 pub struct Tablebase {
-    dir: PathBuf,
+    /// The directories, each with its manifest, in the order a tier is looked for.
+    dirs: Vec<(PathBuf, Option<Manifest>)>,
     rules: Rules,
-    manifest: Option<Manifest>,
     tables: Vec<OnceLock<Table>>,
     /// Whether every use of an open table first checks its file ([`Table::check_file`]).
     check_files: bool,
@@ -100,21 +101,39 @@ impl Tablebase {
     /// [`Error::Io`] if `dir` is not a readable directory, [`Error::Manifest`],
     /// [`Error::RulesMismatch`].
     pub fn open(dir: &Path, rules: &Rules) -> Result<Tablebase, Error> {
-        std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
-        let manifest = Manifest::load(dir)?;
-        if let Some(m) = &manifest {
-            let table_rules = m.rules()?;
-            if table_rules != *rules {
-                return Err(Error::RulesMismatch {
-                    table: table_rules.to_string(),
-                    asked: rules.to_string(),
-                });
+        Tablebase::open_dirs(&[dir], rules)
+    }
+
+    /// Opens several directories as one for probes under `rules`: each tier's table is taken
+    /// from the first directory that holds it. Each manifest is read as in
+    /// [`Tablebase::open`].
+    ///
+    /// # Errors
+    /// As [`Tablebase::open`], for any of the directories; [`Error::InvalidState`] for no
+    /// directory.
+    pub fn open_dirs<P: AsRef<Path>>(dirs: &[P], rules: &Rules) -> Result<Tablebase, Error> {
+        if dirs.is_empty() {
+            return Err(Error::InvalidState("no directory of tables given".into()));
+        }
+        let mut opened = Vec::with_capacity(dirs.len());
+        for dir in dirs {
+            let dir = dir.as_ref();
+            std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+            let manifest = Manifest::load(dir)?;
+            if let Some(m) = &manifest {
+                let table_rules = m.rules()?;
+                if table_rules != *rules {
+                    return Err(Error::RulesMismatch {
+                        table: table_rules.to_string(),
+                        asked: rules.to_string(),
+                    });
+                }
             }
+            opened.push((dir.to_path_buf(), manifest));
         }
         Ok(Tablebase {
-            dir: dir.to_path_buf(),
+            dirs: opened,
             rules: *rules,
-            manifest,
             tables: (0..=MAX_SEEDS).map(|_| OnceLock::new()).collect(),
             check_files: false,
         })
@@ -131,9 +150,24 @@ impl Tablebase {
         self.check_files = on;
     }
 
-    /// The directory.
+    /// The directory (the first, of several).
     pub fn dir(&self) -> &Path {
-        &self.dir
+        &self.dirs[0].0
+    }
+
+    /// The directories, in the order a tier is looked for.
+    pub fn dirs(&self) -> impl Iterator<Item = &Path> {
+        self.dirs.iter().map(|(d, _)| d.as_path())
+    }
+
+    /// The directory and manifest that tier `n` is read from: the first directory whose
+    /// table of tier `n` exists, or the first directory.
+    fn source(&self, n: u8) -> &(PathBuf, Option<Manifest>) {
+        let file = format::tier_file_name(n);
+        self.dirs
+            .iter()
+            .find(|(d, _)| d.join(&file).exists())
+            .unwrap_or(&self.dirs[0])
     }
 
     /// The rules probes are answered under.
@@ -141,14 +175,14 @@ impl Tablebase {
         &self.rules
     }
 
-    /// The manifest, if the directory has one.
+    /// The manifest, if the directory (the first, of several) has one.
     pub fn manifest(&self) -> Option<&Manifest> {
-        self.manifest.as_ref()
+        self.dirs[0].1.as_ref()
     }
 
-    /// The path of tier `n`'s table.
+    /// The path of tier `n`'s table (in the first directory that holds it, of several).
     pub fn tier_path(&self, n: u8) -> PathBuf {
-        self.dir.join(format::tier_file_name(n))
+        self.source(n).0.join(format::tier_file_name(n))
     }
 
     /// The table of tier `n`, opened (and checked against the rules) on first use.
@@ -166,7 +200,8 @@ impl Tablebase {
             }
             return Ok(t);
         }
-        let path = self.tier_path(n);
+        let (dir, manifest) = self.source(n);
+        let path = dir.join(format::tier_file_name(n));
         // A symbolic link that leads nowhere (dangling, or a loop) is not a missing tier:
         // opening it names what is wrong.
         if std::fs::symlink_metadata(&path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
@@ -186,10 +221,10 @@ impl Tablebase {
                 detail: format!("holds tier {}, expected {n}", t.tier()),
             });
         }
-        if let Some(e) = self.manifest.as_ref().and_then(|m| m.tiers.get(&n)) {
+        if let Some(e) = manifest.as_ref().and_then(|m| m.tiers.get(&n)) {
             if e.entries != t.len() || e.file_size != t.file_size() {
                 return Err(Error::Manifest {
-                    path: self.dir.join(crate::manifest::MANIFEST_FILE),
+                    path: dir.join(crate::manifest::MANIFEST_FILE),
                     detail: format!(
                         "tier {n}: manifest says {} entries in {} bytes, the file has {} in {}",
                         e.entries,

@@ -3,18 +3,25 @@
 Probe the tables that ``oware generate`` writes::
 
     import oware
-    tb = oware.Tablebase("tables", rules="abapa")
-    p = oware.Position("1 1 1 1 1 2 4 2 3 0 0 0")
-    tb.score(p)          # the exact score for the side to move
-    tb.moves(p)          # every move with its value, best first
+    with oware.Tablebase("tables") as tb:      # the rules are the tables' own
+        p = oware.Position("1 1 1 1 1 2 4 2 3 0 0 0")
+        tb.score(p)          # the exact score for the side to move
+        tb.moves(p)          # every move with its value, best first
+        tb.get_score(p)      # the score, or None when a tier it needs is missing
 
-A position is 12 house counts, the mover's houses (0..6) first. A score is the seeds the
+``Tablebase("d1", "d2")`` (or ``Tablebase(["d1", "d2"])``) probes each tier from the first
+directory that holds it.
+
+A position is 12 house counts, the mover's houses (0..6) first; houses are numbered 0..5
+for the mover, as on the command line and in its JSON (the web page shows them 1..6). A score is the seeds the
 side to move gains over the rest of the game with perfect play, over what the opponent
 gains (docs/RULES.md of the repository). ``oware.openspiel`` converts OpenSpiel states and
 plays OpenSpiel games with the tables.
 
 Errors: ``ValueError`` for a malformed position or rules, ``MissingTierError`` (a
 ``FileNotFoundError``) for a tier not in the directory, ``TableError`` for a damaged table.
+A batch (``scores``) raises the error of the first position that fails, its message and its
+``index`` and ``position`` attributes naming it.
 """
 
 from ._oware import (
@@ -25,6 +32,7 @@ from ._oware import (
     Rules,
     Tablebase,
     TableError,
+    __version__,
 )
 
 __all__ = [
@@ -35,4 +43,5 @@ __all__ = [
     "Rules",
     "Tablebase",
     "TableError",
+    "__version__",
 ]

@@ -2,9 +2,13 @@
 
 from os import PathLike
 from pathlib import Path
-from typing import List, Optional, Sequence, TypedDict, Union
+from types import TracebackType
+from typing import List, Optional, Sequence, Type, TypedDict, TypeVar, Union
 
 PRESETS: List[str]
+__version__: str
+
+_T = TypeVar("_T")
 
 class TableError(Exception):
     """A table or manifest is damaged (the message names the file); a file that cannot be
@@ -58,16 +62,38 @@ class Outcome(TypedDict):
     mover_total: float
     opponent_total: float
 
-class Tablebase:
-    """A directory of tables, probed lazily."""
+StrPath = Union[str, "PathLike[str]"]
 
-    def __init__(self, dir: Union[str, PathLike], rules: RulesLike = "abapa") -> None: ...
+class Tablebase:
+    """One or several directories of tables, probed lazily: each tier from the first
+    directory that holds it. The rules are the tables' own unless given (and then they must
+    match). A context manager: the tables are closed at the end of the ``with`` block."""
+
+    def __init__(
+        self, *dirs: Union[StrPath, Sequence[StrPath]], rules: Optional[RulesLike] = None
+    ) -> None: ...
     @property
     def rules(self) -> Rules: ...
     @property
     def dir(self) -> Path: ...
+    @property
+    def dirs(self) -> List[Path]: ...
+    @property
+    def closed(self) -> bool: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> "Tablebase": ...
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> bool: ...
     def score(self, position: PositionLike) -> int: ...
+    def get_score(self, position: PositionLike, default: _T = None) -> Union[int, _T]: ...
     def moves(self, position: PositionLike) -> List[MoveScore]: ...
+    def get_moves(
+        self, position: PositionLike, default: _T = None
+    ) -> Union[List[MoveScore], _T]: ...
     def best_line(self, position: PositionLike, plies: int = 100) -> List[MoveScore]: ...
     def outcome(
         self, position: PositionLike, captured_mover: int, captured_opponent: int

@@ -2,13 +2,14 @@
 //! a directory of tables). The package `oware` (python/oware) re-exports them; its stubs are
 //! python/oware/_oware.pyi.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::{PoisonError, RwLock, RwLockReadGuard};
 
 use ::oware_db::{self as db, GameResult, MoveScore, Outcome};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyFileNotFoundError, PyOSError, PyValueError};
+use pyo3::exceptions::{PyException, PyFileNotFoundError, PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyList, PyTuple};
 use rayon::prelude::*;
 
 create_exception!(
@@ -83,6 +84,15 @@ enum PositionArg {
 }
 
 impl PositionArg {
+    /// The argument as the user gave it, for an error message.
+    fn describe(&self) -> String {
+        match self {
+            PositionArg::Position(p) => p.0.to_string(),
+            PositionArg::Text(s) => s.clone(),
+            PositionArg::Counts(v) => format!("{v:?}"),
+        }
+    }
+
     fn get(self) -> PyResult<db::Position> {
         match self {
             PositionArg::Position(p) => Ok(p.0),
@@ -222,10 +232,17 @@ impl PyMove {
     }
 }
 
-/// A directory of tables, probed lazily: `Tablebase("tables", rules="abapa")`.
+/// One directory of tables, several, or a list of them, probed lazily:
+/// `Tablebase("tables")`, `Tablebase("d1", "d2")`, `Tablebase(["d1", "d2"], rules="awari")`.
+/// The rules are the tables' own unless given; closed by `close()` or a `with` block.
 #[pyclass(name = "Tablebase", module = "oware", frozen)]
 struct PyTablebase {
-    tb: db::Tablebase,
+    /// The tables; `None` once closed.
+    tb: RwLock<Option<db::Tablebase>>,
+    /// The directories, in the order a tier is looked for.
+    dirs: Vec<PathBuf>,
+    /// The rules probes are answered under.
+    rules: db::Rules,
 }
 
 /// A move with its value, as `oware probe --json` gives it.
@@ -239,32 +256,222 @@ fn move_dict<'py>(py: Python<'py>, m: &MoveScore) -> PyResult<Bound<'py, PyDict>
     Ok(d)
 }
 
+/// The directories of `Tablebase(*dirs)`: each argument a path, or a list of paths.
+fn directories(dirs: &Bound<'_, PyTuple>) -> PyResult<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for d in dirs.iter() {
+        if let Ok(p) = d.extract::<PathBuf>() {
+            out.push(p);
+        } else if let Ok(ps) = d.extract::<Vec<PathBuf>>() {
+            out.extend(ps);
+        } else {
+            return Err(PyTypeError::new_err(format!(
+                "Tablebase takes directories (str or os.PathLike) or lists of them, not {}",
+                d.get_type().name()?
+            )));
+        }
+    }
+    if out.is_empty() {
+        return Err(PyTypeError::new_err(
+            "Tablebase takes at least one directory of tables",
+        ));
+    }
+    Ok(out)
+}
+
+/// The rules of the tables in `dir`: its manifest's, or without one the first table's that
+/// opens; `None` for a directory without tables (as the command line reads them).
+fn tables_rules(dir: &Path) -> Result<Option<db::Rules>, db::Error> {
+    match db::Manifest::load(dir)? {
+        Some(m) => m.rules().map(Some),
+        None => Ok((0..=db::MAX_SEEDS)
+            .map(|n| dir.join(db::tier_file_name(n)))
+            .filter(|p| p.is_file())
+            .find_map(|p| db::Table::open(&p).ok().map(|t| t.rules()))),
+    }
+}
+
+/// The rules to probe `dirs` under: the tables' own, which every directory must share, and
+/// `asked` must match; `asked` or `abapa` for directories without tables.
+fn resolve_rules(dirs: &[PathBuf], asked: Option<db::Rules>) -> PyResult<db::Rules> {
+    let mut found: Option<(db::Rules, &PathBuf)> = None;
+    for d in dirs {
+        let Some(r) = tables_rules(d).map_err(to_py)? else {
+            continue;
+        };
+        match found {
+            Some((f, first)) if f != r => {
+                return Err(PyValueError::new_err(format!(
+                    "{} holds tables under rules `{f}`, {} under `{r}`",
+                    first.display(),
+                    d.display()
+                )))
+            }
+            Some(_) => {}
+            None => found = Some((r, d)),
+        }
+    }
+    match (found, asked) {
+        (Some((f, _)), Some(a)) if f != a => Err(to_py(db::Error::RulesMismatch {
+            table: f.to_string(),
+            asked: a.to_string(),
+        })),
+        (Some((f, _)), _) => Ok(f),
+        (None, a) => Ok(a.unwrap_or(db::Rules::ABAPA)),
+    }
+}
+
+impl PyTablebase {
+    /// The open tables, or `ValueError` once closed.
+    fn open(&self) -> PyResult<RwLockReadGuard<'_, Option<db::Tablebase>>> {
+        let g = self.tb.read().unwrap_or_else(PoisonError::into_inner);
+        if g.is_none() {
+            return Err(PyValueError::new_err("I/O operation on a closed Tablebase"));
+        }
+        Ok(g)
+    }
+
+    /// Runs `f` on the tables without the GIL.
+    fn probe<R: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&db::Tablebase) -> Result<R, db::Error> + Send,
+    ) -> PyResult<R> {
+        let g = self.open()?;
+        let Some(tb) = g.as_ref() else {
+            return Err(PyValueError::new_err("I/O operation on a closed Tablebase"));
+        };
+        py.detach(|| f(tb)).map_err(to_py)
+    }
+
+    /// As [`PyTablebase::probe`], `None` for a missing tier.
+    fn probe_or_none<R: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&db::Tablebase) -> Result<R, db::Error> + Send,
+    ) -> PyResult<Option<R>> {
+        let g = self.open()?;
+        let Some(tb) = g.as_ref() else {
+            return Err(PyValueError::new_err("I/O operation on a closed Tablebase"));
+        };
+        match py.detach(|| f(tb)) {
+            Ok(r) => Ok(Some(r)),
+            Err(db::Error::MissingTier { .. }) => Ok(None),
+            Err(e) => Err(to_py(e)),
+        }
+    }
+}
+
+/// The error of item `i` (`what`) of a batch: the same exception, its message prefixed with
+/// the item, and its `index` and `position` attributes set.
+fn batch_error(py: Python<'_>, e: PyErr, i: usize, what: &str) -> PyErr {
+    let value = e.value(py);
+    let message = format!("position {i} ({what}): {value}");
+    // An OSError keeps its errno (and its subclass, e.g. FileNotFoundError).
+    let errno = value
+        .getattr("errno")
+        .ok()
+        .and_then(|n| n.extract::<i32>().ok());
+    let typ = e.get_type(py);
+    let made = match errno {
+        Some(n) => typ.call1((n, message.as_str())),
+        None => typ.call1((message.as_str(),)),
+    };
+    let Ok(v) = made else {
+        return e;
+    };
+    if v.setattr("index", i).is_err() || v.setattr("position", what).is_err() {
+        return e;
+    }
+    let new = PyErr::from_value(v);
+    new.set_cause(py, Some(e));
+    new
+}
+
 #[pymethods]
 impl PyTablebase {
     #[new]
-    #[pyo3(signature = (dir, rules = RulesArg::Text("abapa".into())))]
-    fn new(dir: PathBuf, rules: RulesArg) -> PyResult<Self> {
-        let rules = rules.get()?;
-        let tb = db::Tablebase::open(&dir, &rules).map_err(to_py)?;
-        Ok(PyTablebase { tb })
+    #[pyo3(signature = (*dirs, rules = None))]
+    fn new(py: Python<'_>, dirs: &Bound<'_, PyTuple>, rules: Option<RulesArg>) -> PyResult<Self> {
+        let dirs = directories(dirs)?;
+        let asked = rules.map(RulesArg::get).transpose()?;
+        let rules = py.detach(|| resolve_rules(&dirs, asked))?;
+        let tb = db::Tablebase::open_dirs(&dirs, &rules).map_err(to_py)?;
+        Ok(PyTablebase {
+            tb: RwLock::new(Some(tb)),
+            dirs,
+            rules,
+        })
     }
 
     /// The rules of the tables.
     #[getter]
     fn rules(&self) -> PyRules {
-        PyRules(*self.tb.rules())
+        PyRules(self.rules)
     }
 
-    /// The directory.
+    /// The directory (the first, of several).
     #[getter]
     fn dir(&self) -> PathBuf {
-        self.tb.dir().to_path_buf()
+        self.dirs[0].clone()
+    }
+
+    /// The directories, in the order a tier is looked for.
+    #[getter]
+    fn dirs(&self) -> Vec<PathBuf> {
+        self.dirs.clone()
+    }
+
+    /// Whether `close()` was called (or the `with` block ended).
+    #[getter]
+    fn closed(&self) -> bool {
+        self.tb
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_none()
+    }
+
+    /// Closes the tables (unmaps them); a probe after it raises `ValueError`.
+    fn close(&self, py: Python<'_>) {
+        // Without the GIL: a probe in another thread holds the tables until it ends.
+        let tb = py.detach(|| {
+            self.tb
+                .write()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take()
+        });
+        drop(tb);
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, PyTuple>) -> bool {
+        self.close(py);
+        false
     }
 
     /// The exact score of a position for the side to move.
     fn score(&self, py: Python<'_>, position: PositionArg) -> PyResult<i8> {
         let p = position.get()?;
-        py.detach(|| self.tb.score(&p)).map_err(to_py)
+        self.probe(py, |tb| tb.score(&p))
+    }
+
+    /// The exact score of a position, or `default` when a tier it needs is missing.
+    #[pyo3(signature = (position, default = None))]
+    fn get_score(
+        &self,
+        py: Python<'_>,
+        position: PositionArg,
+        default: Option<Py<PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let p = position.get()?;
+        Ok(match self.probe_or_none(py, |tb| tb.score(&p))? {
+            Some(s) => s.into_pyobject(py)?.into_any().unbind(),
+            None => default.unwrap_or_else(|| py.None()),
+        })
     }
 
     /// Every legal move with its value, best first: dicts of `house`, `captures`, `score`,
@@ -275,8 +482,30 @@ impl PyTablebase {
         position: PositionArg,
     ) -> PyResult<Vec<Bound<'py, PyDict>>> {
         let p = position.get()?;
-        let moves = py.detach(|| self.tb.moves(&p)).map_err(to_py)?;
+        let moves = self.probe(py, |tb| tb.moves(&p))?;
         moves.iter().map(|m| move_dict(py, m)).collect()
+    }
+
+    /// Every legal move with its value as in `moves`, or `default` when a tier it needs is
+    /// missing.
+    #[pyo3(signature = (position, default = None))]
+    fn get_moves(
+        &self,
+        py: Python<'_>,
+        position: PositionArg,
+        default: Option<Py<PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let p = position.get()?;
+        Ok(match self.probe_or_none(py, |tb| tb.moves(&p))? {
+            Some(moves) => {
+                let v = moves
+                    .iter()
+                    .map(|m| move_dict(py, m))
+                    .collect::<PyResult<Vec<_>>>()?;
+                PyList::new(py, v)?.into_any().unbind()
+            }
+            None => default.unwrap_or_else(|| py.None()),
+        })
     }
 
     /// A best line of up to `plies` moves, each a dict as in `moves`.
@@ -288,7 +517,7 @@ impl PyTablebase {
         plies: usize,
     ) -> PyResult<Vec<Bound<'py, PyDict>>> {
         let p = position.get()?;
-        let line = py.detach(|| self.tb.best_line(&p, plies)).map_err(to_py)?;
+        let line = self.probe(py, |tb| tb.best_line(&p, plies))?;
         line.iter().map(|m| move_dict(py, m)).collect()
     }
 
@@ -303,9 +532,7 @@ impl PyTablebase {
         captured_opponent: u8,
     ) -> PyResult<Bound<'py, PyDict>> {
         let p = position.get()?;
-        let o = py
-            .detach(|| self.tb.outcome(&p, captured_mover, captured_opponent))
-            .map_err(to_py)?;
+        let o = self.probe(py, |tb| tb.outcome(&p, captured_mover, captured_opponent))?;
         let d = PyDict::new(py);
         d.set_item("category", o.result.name())?;
         d.set_item("difference", o.difference)?;
@@ -314,27 +541,35 @@ impl PyTablebase {
         Ok(d)
     }
 
-    /// The scores of many positions, probed on every core without the GIL; the first error
-    /// is raised.
+    /// The scores of many positions, probed on every core without the GIL. The first
+    /// position that fails raises its error, the message naming it (`position 3 (...): ...`)
+    /// and the exception's `index` and `position` attributes set.
     fn scores(&self, py: Python<'_>, positions: Vec<PositionArg>) -> PyResult<Vec<i8>> {
-        let ps = positions
+        let mut ps = Vec::with_capacity(positions.len());
+        for (i, a) in positions.into_iter().enumerate() {
+            let what = a.describe();
+            ps.push(a.get().map_err(|e| batch_error(py, e, i, &what))?);
+        }
+        let g = self.open()?;
+        let Some(tb) = g.as_ref() else {
+            return Err(PyValueError::new_err("I/O operation on a closed Tablebase"));
+        };
+        let results: Vec<Result<i8, db::Error>> =
+            py.detach(|| ps.par_iter().map(|p| tb.score(p)).collect());
+        results
             .into_iter()
-            .map(PositionArg::get)
-            .collect::<PyResult<Vec<_>>>()?;
-        py.detach(|| {
-            ps.par_iter()
-                .map(|p| self.tb.score(p))
-                .collect::<Result<Vec<_>, _>>()
-        })
-        .map_err(to_py)
+            .enumerate()
+            .map(|(i, r)| r.map_err(|e| batch_error(py, to_py(e), i, &ps[i].to_string())))
+            .collect()
     }
 
     fn __repr__(&self) -> String {
-        format!(
-            "Tablebase('{}', rules='{}')",
-            self.tb.dir().display(),
-            self.tb.rules()
-        )
+        let dirs: Vec<String> = self
+            .dirs
+            .iter()
+            .map(|d| format!("'{}'", d.display()))
+            .collect();
+        format!("Tablebase({}, rules='{}')", dirs.join(", "), self.rules)
     }
 }
 
@@ -348,5 +583,6 @@ fn _oware(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TableError", m.py().get_type::<TableError>())?;
     m.add("MissingTierError", m.py().get_type::<MissingTierError>())?;
     m.add("PRESETS", db::PRESETS.to_vec())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -138,3 +138,107 @@ def test_batch_scores_run_without_the_gil(abapa12):
         t.join()
         sys.setswitchinterval(old)
     assert during > 1000, during
+
+
+def test_rules_come_from_the_directory(abapa12, awari12, tmp_path):
+    assert oware.Tablebase(awari12).rules == oware.Rules("awari")
+    assert oware.Tablebase(abapa12).rules == oware.Rules("abapa")
+    assert oware.Tablebase(awari12, rules="awari").rules == oware.Rules("awari")
+    # A directory without tables: the rules given, or abapa.
+    assert oware.Tablebase(tmp_path).rules == oware.Rules("abapa")
+    assert oware.Tablebase(tmp_path, rules="awari").rules == oware.Rules("awari")
+    # Without a manifest, the tables' headers say.
+    bare = tmp_path / "bare"
+    shutil.copytree(awari12, bare)
+    (bare / "manifest.json").unlink()
+    assert oware.Tablebase(bare).rules == oware.Rules("awari")
+    with pytest.raises(ValueError, match="rules mismatch"):
+        oware.Tablebase(bare, rules="abapa")
+    with pytest.raises(ValueError, match="under rules"):
+        oware.Tablebase(abapa12, awari12)
+
+
+def test_a_context_manager_closes_the_tables(abapa12):
+    with oware.Tablebase(abapa12) as tb:
+        assert not tb.closed
+        assert tb.score("1 1 1 1 1 1 0 0 0 0 0 0") == oware.Tablebase(abapa12).score(
+            "1 1 1 1 1 1 0 0 0 0 0 0"
+        )
+    assert tb.closed
+    with pytest.raises(ValueError, match="closed"):
+        tb.score("1 1 1 1 1 1 0 0 0 0 0 0")
+    with pytest.raises(ValueError, match="closed"):
+        tb.scores(["1 1 1 1 1 1 0 0 0 0 0 0"])
+    tb.close()  # twice is fine
+    # An exception in the block goes on, the tables closed.
+    with pytest.raises(KeyError):
+        with oware.Tablebase(abapa12) as tb2:
+            raise KeyError("x")
+    assert tb2.closed
+
+
+def test_several_directories_probe_as_one(awari12, tmp_path):
+    even, odd = tmp_path / "even", tmp_path / "odd"
+    even.mkdir()
+    odd.mkdir()
+    shutil.copy(awari12 / "manifest.json", even / "manifest.json")
+    for n in range(13):
+        name = f"tier-{n:02}.owt"
+        shutil.copy(awari12 / name, (even if n % 2 == 0 else odd) / name)
+    whole = oware.Tablebase(awari12)
+    for tb in [oware.Tablebase(even, odd), oware.Tablebase([even, str(odd)])]:
+        assert tb.rules == oware.Rules("awari")
+        assert tb.dirs == [even, odd] and tb.dir == even
+        assert "odd" in repr(tb)
+        rng = random.Random(11)
+        ps = [random_position(rng, rng.randrange(13)) for _ in range(300)]
+        for p in ps[:100]:
+            assert tb.moves(p) == whole.moves(p)
+            assert tb.best_line(p, 6) == whole.best_line(p, 6)
+        assert tb.scores(ps) == whole.scores(ps)
+    # Alone, each misses the other's tiers.
+    with pytest.raises(oware.MissingTierError, match="tier 11"):
+        oware.Tablebase(even).score("1 1 1 1 1 1 1 1 1 1 1 0")
+    with pytest.raises(TypeError, match="at least one directory"):
+        oware.Tablebase()
+    with pytest.raises(TypeError, match="directories"):
+        oware.Tablebase(3)
+
+
+def test_get_score_and_get_moves_answer_none_for_a_missing_tier(abapa12):
+    tb = oware.Tablebase(abapa12)
+    p = "1 1 1 1 1 2 4 0 0 0 0 0"
+    assert tb.get_score(p) == tb.score(p)
+    assert tb.get_moves(p) == tb.moves(p)
+    missing = [2, 2, 2, 2, 2, 3, 0, 0, 0, 0, 0, 0]
+    assert tb.get_score(missing) is None
+    assert tb.get_moves(missing) is None
+    assert tb.get_score(missing, default=-99) == -99
+    assert tb.get_moves(missing, []) == []
+    # Other errors are still raised.
+    with pytest.raises(ValueError, match="bad position"):
+        tb.get_score("1 2 x")
+
+
+def test_a_batch_error_names_the_position(abapa12):
+    tb = oware.Tablebase(abapa12)
+    good = "1 1 1 1 1 2 4 0 0 0 0 0"
+    with pytest.raises(ValueError, match=r"position 2 \(1 2 x\): bad position") as e:
+        tb.scores([good, good, "1 2 x", "also bad"])
+    assert e.value.index == 2 and e.value.position == "1 2 x"
+    missing = "2 2 2 2 2 3 0 0 0 0 0 0"
+    with pytest.raises(oware.MissingTierError, match=rf"position 1 \({missing}\): missing tier 13") as e:
+        tb.scores([good, missing, good, missing])
+    assert e.value.index == 1 and e.value.position == missing
+    assert isinstance(e.value, FileNotFoundError)
+    with pytest.raises(ValueError, match=r"position 0 \(\[1, 2\]\)"):
+        tb.scores([[1, 2]])
+
+
+def test_version_is_the_crate_version():
+    import pathlib
+    import re
+
+    cargo = (pathlib.Path(__file__).resolve().parents[2] / "Cargo.toml").read_text()
+    version = re.search(r'^version = "([^"]+)"', cargo, re.M).group(1)
+    assert oware.__version__ == version

@@ -205,3 +205,48 @@ fn tablebase_is_send_and_sync() {
     check::<Tablebase>();
     check::<oware_db::Table>();
 }
+
+#[test]
+fn several_directories_probe_as_one() {
+    let whole = setup(&Rules::ABAPA);
+    let tb = Tablebase::open(whole.path(), &Rules::ABAPA).unwrap();
+    // Even tiers in one directory (with the manifest), odd tiers in another (without).
+    let (even, odd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::copy(
+        whole.path().join("manifest.json"),
+        even.path().join("manifest.json"),
+    )
+    .unwrap();
+    for n in 0..=MAX {
+        let name = format!("tier-{n:02}.owt");
+        let to = if n % 2 == 0 { &even } else { &odd };
+        std::fs::copy(whole.path().join(&name), to.path().join(&name)).unwrap();
+    }
+    let split = Tablebase::open_dirs(&[even.path(), odd.path()], &Rules::ABAPA).unwrap();
+    assert_eq!(split.dir(), even.path());
+    assert_eq!(split.dirs().count(), 2);
+    assert!(split.tier_path(3).starts_with(odd.path()));
+    assert!(split.tier_path(4).starts_with(even.path()));
+    // A tier in neither is missing from the first directory.
+    assert!(split.tier_path(MAX + 1).starts_with(even.path()));
+    let mut rng = fastrand::Rng::with_seed(3);
+    for _ in 0..300 {
+        let mut h = [0u8; 12];
+        for _ in 0..rng.u8(0..=MAX) {
+            h[rng.usize(0..12)] += 1;
+        }
+        let p = Position::new(h).unwrap();
+        assert_eq!(split.score(&p).unwrap(), tb.score(&p).unwrap(), "{p}");
+        assert_eq!(split.moves(&p).unwrap(), tb.moves(&p).unwrap(), "{p}");
+    }
+    // Alone, each directory misses the other's tiers.
+    let alone = Tablebase::open(even.path(), &Rules::ABAPA).unwrap();
+    assert!(matches!(
+        alone.score(&pos("2 1 0 0 3 0 1 0 2 0 0 0")),
+        Err(Error::MissingTier { tier: 9, .. })
+    ));
+    assert!(matches!(
+        Tablebase::open_dirs::<&std::path::Path>(&[], &Rules::ABAPA),
+        Err(Error::InvalidState(_))
+    ));
+}

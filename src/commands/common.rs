@@ -1,5 +1,5 @@
 //! What several subcommands share: the range of `--threads`, the worker pool, the rules of
-//! a table directory (the `--rules` default), and the parsing of `--captured`.
+//! a table directory (the `--rules` default), and the parsing of `--tiers` and `--captured`.
 
 use std::path::Path;
 
@@ -116,6 +116,75 @@ pub fn tier_ranges(tiers: &[u8]) -> String {
         i = j + 1;
     }
     parts.join(", ")
+}
+
+/// The tiers with a table in `dir`, ascending.
+pub fn tiers_present(dir: &Path) -> Vec<u8> {
+    (0..=MAX_SEEDS)
+        .filter(|&n| dir.join(tier_file_name(n)).is_file())
+        .collect()
+}
+
+/// A selection of tiers, as `--tiers` takes it in every command: items separated by commas,
+/// each a tier `N`, a range `A..=B` (`A..B` reads the same: both ends included), `A..` (up to
+/// the highest tier there is) or `..=B` (from tier 0), e.g. `3`, `3,5`, `3..=5`, `..=24`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TierSelection {
+    /// The items: a first tier and a last one (`None`: the highest there is).
+    items: Vec<(u8, Option<u8>)>,
+}
+
+impl TierSelection {
+    /// The tiers selected, ascending and each once, an open range ending at `top` (the
+    /// highest tier there is).
+    pub fn resolve(&self, top: u8) -> Vec<u8> {
+        let mut tiers: Vec<u8> = self
+            .items
+            .iter()
+            .flat_map(|&(a, b)| a..=b.unwrap_or(top))
+            .collect();
+        tiers.sort_unstable();
+        tiers.dedup();
+        tiers
+    }
+}
+
+/// Parses `--tiers` ([`TierSelection`]): tiers within `0..=48`, digits only.
+pub fn parse_tiers(s: &str) -> Result<TierSelection, String> {
+    let usage = "--tiers takes tiers N, ranges A..=B, A.. or ..=B, separated by commas, \
+                 e.g. 3,5 or 3..=5 or ..=24";
+    let tier = |t: &str| -> Result<u8, String> {
+        match t.parse::<u8>() {
+            Ok(n) if n <= MAX_SEEDS && t.bytes().all(|b| b.is_ascii_digit()) => Ok(n),
+            _ => Err(format!("`{t}` is not a tier in 0..={MAX_SEEDS}; {usage}")),
+        }
+    };
+    let mut items = Vec::new();
+    for item in s.split(',') {
+        let item = item.trim();
+        if item.is_empty() {
+            return Err(format!("`{s}` holds an empty item; {usage}"));
+        }
+        items.push(match item.split_once("..") {
+            None => {
+                let n = tier(item)?;
+                (n, Some(n))
+            }
+            Some((a, b)) => {
+                let b = b.strip_prefix('=').unwrap_or(b);
+                if a.is_empty() && b.is_empty() {
+                    return Err(format!("`{item}` is not a range of tiers; {usage}"));
+                }
+                let a = if a.is_empty() { 0 } else { tier(a)? };
+                let b = if b.is_empty() { None } else { Some(tier(b)?) };
+                if let Some(b) = b.filter(|&b| b < a) {
+                    return Err(format!("`{item}` is an empty range: {a} is above {b}"));
+                }
+                (a, b)
+            }
+        });
+    }
+    Ok(TierSelection { items })
 }
 
 /// Opens the tables of `dir` for probes under the rules of [`resolve_rules`].
@@ -243,6 +312,28 @@ mod tests {
         for bad in ["0", "1025", "100000", "+4", "-1", "", "x"] {
             assert!(parse_threads(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn tiers_parse_one_way() {
+        let all = |s: &str, top: u8| parse_tiers(s).map(|t| t.resolve(top));
+        assert_eq!(all("3", 24), Ok(vec![3]));
+        assert_eq!(all("3,5", 24), Ok(vec![3, 5]));
+        assert_eq!(all("5, 3,3", 24), Ok(vec![3, 5]));
+        assert_eq!(all("3..=5", 24), Ok(vec![3, 4, 5]));
+        assert_eq!(all("3..5", 24), Ok(vec![3, 4, 5]));
+        assert_eq!(all("..=2", 24), Ok(vec![0, 1, 2]));
+        assert_eq!(all("..2", 24), Ok(vec![0, 1, 2]));
+        assert_eq!(all("22..", 24), Ok(vec![22, 23, 24]));
+        assert_eq!(all("0,10..=11,47..", 48), Ok(vec![0, 10, 11, 47, 48]));
+        assert_eq!(all("30..", 24), Ok(vec![]));
+        for bad in [
+            "", ",", "3,", "49", "-1", "+3", "x", "..", "..=", "5..=3", "3...5", "1..=49",
+        ] {
+            assert!(parse_tiers(bad).is_err(), "{bad}");
+        }
+        let e = parse_tiers("49").unwrap_err();
+        assert!(e.contains("`49`") && e.contains("0..=48"), "{e}");
     }
 
     #[test]

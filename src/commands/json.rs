@@ -64,6 +64,10 @@ pub fn outcome_json(o: &GameOutcome) -> OutcomeJson {
 pub struct ProbeJson {
     /// `win`, `draw` or `loss` of `score`.
     pub category: &'static str,
+    /// The game is over: the side to move has no legal move, and `score` is the end score
+    /// (the seeds on the mover's side minus those on the opponent's), as Lichess marks a
+    /// checkmate.
+    pub game_over: bool,
     /// A best line (`probe --line`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<Vec<MoveJson>>,
@@ -82,11 +86,12 @@ pub struct ProbeJson {
     pub seeds: u8,
 }
 
-/// A probed position: `position`, `rules`, `seeds`, `score`, `category` and its `moves`,
-/// best first (no `line` nor `outcome` yet).
+/// A probed position: `position`, `rules`, `seeds`, `score`, `category`, `game_over` (no
+/// move) and its `moves`, best first (no `line` nor `outcome` yet).
 pub fn probe_json(p: &Position, rules: &Rules, score: i8, moves: &[MoveScore]) -> ProbeJson {
     ProbeJson {
         category: category(score.into()),
+        game_over: moves.is_empty(),
         line: None,
         moves: moves.iter().map(move_json).collect(),
         outcome: None,

@@ -18,9 +18,10 @@ pub struct Args {
     /// Directory to write (created if missing; must differ from --dir).
     #[arg(long)]
     pub out: PathBuf,
-    /// Tiers to rewrite, e.g. `20,24` (default: every tier of the source manifest).
-    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u8).range(0..=48))]
-    pub tiers: Vec<u8>,
+    /// Tiers to rewrite: `N`, `A..=B`, `A..`, `..=B`, separated by commas, e.g. `20,24`
+    /// (default: every tier of the source manifest).
+    #[arg(long, value_name = "TIERS", value_parser = super::common::parse_tiers)]
+    pub tiers: Option<super::common::TierSelection>,
     /// Block compression of the new tables: `huffman` or `zstd`.
     #[arg(long, default_value = "huffman")]
     pub compression: Compression,
@@ -75,13 +76,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// The work of [`run`], under the destination's lock.
 fn rewrite(args: &Args) -> anyhow::Result<ExitCode> {
     let source = Manifest::load(&args.dir)?;
-    let tiers: Vec<u8> = if args.tiers.is_empty() {
-        source
-            .as_ref()
-            .map(|m| m.tiers.keys().copied().collect())
-            .unwrap_or_default()
-    } else {
-        args.tiers.clone()
+    let recorded: Vec<u8> = source
+        .as_ref()
+        .map(|m| m.tiers.keys().copied().collect())
+        .unwrap_or_default();
+    let tiers: Vec<u8> = match &args.tiers {
+        None => recorded,
+        Some(t) => {
+            // An open range ends at the highest tier of the manifest, or of the files.
+            let top = recorded
+                .last()
+                .copied()
+                .or_else(|| super::common::tiers_present(&args.dir).last().copied())
+                .unwrap_or(0);
+            t.resolve(top)
+        }
     };
     if tiers.is_empty() {
         bail!(

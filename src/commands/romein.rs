@@ -14,7 +14,7 @@ use oware_db::{
 use oware_solver::{write_table_parallel, TableDir, DEFAULT_BATCH_BLOCKS};
 use rayon::prelude::*;
 
-use super::common::{check_disk, resolve_rules};
+use super::common::{check_disk, resolve_rules, tiers_present};
 
 /// A foreign database format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -41,9 +41,10 @@ pub struct ExportArgs {
     /// Directory to write `scores.N` into (created if missing).
     #[arg(long)]
     pub out: PathBuf,
-    /// Tiers to export, e.g. `0,16` (default: every tier present but 47).
-    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u8).range(0..=48))]
-    pub tiers: Vec<u8>,
+    /// Tiers to export: `N`, `A..=B`, `A..`, `..=B`, separated by commas, e.g. `0,16`
+    /// (default: every tier present but 47).
+    #[arg(long, value_name = "TIERS", value_parser = super::common::parse_tiers)]
+    pub tiers: Option<super::common::TierSelection>,
     /// Export tables of other rules than `awari` too (their scores mean something else).
     #[arg(long)]
     pub force: bool,
@@ -58,20 +59,14 @@ pub struct ImportArgs {
     /// Directory holding `scores.N` files.
     #[arg(long)]
     pub from: PathBuf,
-    /// Directory to write the tables into (created if missing; it must not hold the tiers
-    /// imported).
+    /// Directory to write the tables into (created if missing). A tier it holds already,
+    /// recorded in its manifest with a checksum that verifies, is kept: a rerun after an
+    /// interruption resumes.
     #[arg(long, default_value = "tables")]
     pub dir: PathBuf,
     /// Rules the scores were computed under (the files do not say).
     #[arg(long, default_value = "awari")]
     pub rules: Rules,
-}
-
-/// The tiers with a table in `dir`.
-fn tiers_present(dir: &Path) -> Vec<u8> {
-    (0..=MAX_SEEDS)
-        .filter(|&n| dir.join(tier_file_name(n)).is_file())
-        .collect()
 }
 
 /// The file of tier `n` in the Romein-Bal format.
@@ -94,6 +89,25 @@ fn check_memory(n: u8, memory: u64, size: u64, what: &str) -> anyhow::Result<()>
     Ok(())
 }
 
+/// Whether tier `n` of `dir` is imported already: the manifest records it, and its table
+/// holds tier `n` under `rules` with the reachable index, as many entries as recorded, and
+/// the checksum recorded (recomputed over the whole file).
+fn tier_is_complete(dir: &Path, manifest: &Manifest, rules: &Rules, n: u8) -> bool {
+    let Some(entry) = manifest.tiers.get(&n) else {
+        return false;
+    };
+    let Ok(table) = Table::open(&dir.join(&entry.file)) else {
+        return false;
+    };
+    table.rules() == *rules
+        && table.tier() == n
+        && table.kind() == IndexKind::Reachable
+        && table.len() == entry.entries
+        && table
+            .verify_checksum()
+            .is_ok_and(|sum| sum == entry.checksum)
+}
+
 /// Runs `oware export`.
 ///
 /// # Errors
@@ -113,18 +127,19 @@ pub fn run_export(args: ExportArgs) -> anyhow::Result<ExitCode> {
             args.dir.display()
         );
     }
-    let tiers = if args.tiers.is_empty() {
-        let t: Vec<u8> = tiers_present(&args.dir)
-            .into_iter()
+    let present = tiers_present(&args.dir);
+    let tiers: Vec<u8> = match &args.tiers {
+        None => present
+            .iter()
+            .copied()
             .filter(|&n| n != ABSENT_TIER)
-            .collect();
-        if t.is_empty() {
-            bail!("no tables in {}", args.dir.display());
-        }
-        t
-    } else {
-        args.tiers.clone()
+            .collect(),
+        // An open range ends at the highest tier present.
+        Some(t) => t.resolve(present.last().copied().unwrap_or(0)),
     };
+    if tiers.is_empty() {
+        bail!("no tables to export in {}", args.dir.display());
+    }
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
     for n in tiers {
@@ -183,8 +198,8 @@ pub fn run_export(args: ExportArgs) -> anyhow::Result<ExitCode> {
 ///
 /// # Errors
 /// A file is missing, of the wrong size or holds a value out of range; the directory holds
-/// other rules or already holds a tier imported; a table cannot be written; another process
-/// writes the directory.
+/// other rules or another index; a table cannot be written; another process writes the
+/// directory.
 pub fn run_import(args: ImportArgs) -> anyhow::Result<ExitCode> {
     let Format::Romein = args.format;
     // Before any thread starts: an interrupt removes the partial files written.
@@ -230,16 +245,35 @@ fn import(args: &ImportArgs, tiers: &[u8]) -> anyhow::Result<ExitCode> {
         }
         None => Manifest::new(&rules),
     };
-    let present = tiers_present(&args.dir);
-    if let Some(n) = tiers.iter().find(|n| present.contains(n)) {
-        bail!(
-            "{} already holds tier {n}; import into a directory without it",
-            args.dir.display()
-        );
+    // Tables of other rules are never written over, with a manifest or without.
+    for n in tiers_present(&args.dir) {
+        let path = args.dir.join(tier_file_name(n));
+        if let Ok(t) = Table::open(&path) {
+            if t.rules() != rules {
+                bail!(
+                    "{} holds tables under rules `{}` ({}), not `{rules}`",
+                    args.dir.display(),
+                    t.rules(),
+                    path.display()
+                );
+            }
+        }
     }
     let opts = WriteOptions::default();
+    let mut kept = Vec::new();
     for &n in tiers {
         let t0 = Instant::now();
+        // Resumed as `generate` resumes: a tier the manifest records, whose table verifies,
+        // is kept; any other (never written, or cut short before its manifest entry) is
+        // written again.
+        if tier_is_complete(&args.dir, &manifest, &rules, n) {
+            println!(
+                "tier {n}: kept ({} is recorded in the manifest and its checksum verifies)",
+                args.dir.join(&manifest.tiers[&n].file).display()
+            );
+            kept.push(n);
+            continue;
+        }
         let file = scores_file(&args.from, n);
         let order = RomeinOrder::new(n);
         let size = order.size();
@@ -317,8 +351,14 @@ fn import(args: &ImportArgs, tiers: &[u8]) -> anyhow::Result<ExitCode> {
             t0.elapsed().as_secs_f64()
         );
     }
+    let before = if kept.is_empty() {
+        String::new()
+    } else {
+        format!(" ({} kept from before)", kept.len())
+    };
     println!(
-        "imported {} tiers under rules {rules}; `oware verify --deep --dir {}` re-proves them",
+        "imported {} tiers{before} under rules {rules}; `oware verify --deep --dir {}` \
+         re-proves them",
         tiers.len(),
         args.dir.display()
     );

@@ -12,14 +12,13 @@ mod checks;
 mod deep;
 mod start;
 
-use std::ops::RangeInclusive;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use oware_db::{Rules, MAX_SEEDS};
+use oware_db::Rules;
 
 pub(crate) use super::common::resolve_rules;
-use super::common::{parse_threads, start_workers, tier_ranges};
+use super::common::{parse_threads, parse_tiers, start_workers, tier_ranges, TierSelection};
 
 /// Arguments of `oware verify`.
 #[derive(clap::Args)]
@@ -35,10 +34,11 @@ pub struct Args {
     /// first.
     #[arg(long)]
     pub deep: bool,
-    /// With --deep: the tiers to re-prove, `A..B` (both included), `A..`, `..B` or `N`;
-    /// the tiers below A are loaded after their checksum check and trusted.
-    #[arg(long, value_name = "A..B", value_parser = parse_tiers, requires = "deep")]
-    pub tiers: Option<RangeInclusive<u8>>,
+    /// With --deep: the tiers to re-prove, one range: `A..=B`, `A..`, `..=B` or `N` (the
+    /// syntax of every `--tiers`); the tiers below A are loaded after their checksum check
+    /// and trusted.
+    #[arg(long, value_name = "A..=B", value_parser = parse_tiers, requires = "deep")]
+    pub tiers: Option<TierSelection>,
     /// With --deep or --start: re-prove the tiers that the manifest records as verified too
     /// (by default a tier re-proved before, with the checksum it still has, is not).
     #[arg(long)]
@@ -64,34 +64,6 @@ pub struct Args {
     /// Print no progress (results are still printed).
     #[arg(long, short)]
     pub quiet: bool,
-}
-
-/// Parses `A..B` (inclusive), `A..=B`, `A..`, `..B` or `N`, tiers within 0..=48.
-fn parse_tiers(s: &str) -> Result<RangeInclusive<u8>, String> {
-    let tier = |t: &str, default: u8| -> Result<u8, String> {
-        let t = t.trim();
-        if t.is_empty() {
-            return Ok(default);
-        }
-        match t.parse::<u8>() {
-            Ok(n) if n <= MAX_SEEDS => Ok(n),
-            _ => Err(format!("`{t}` is not a tier (0..=48)")),
-        }
-    };
-    let (a, b) = match s.split_once("..") {
-        Some((a, b)) => (
-            tier(a, 0)?,
-            tier(b.strip_prefix('=').unwrap_or(b), MAX_SEEDS)?,
-        ),
-        None => {
-            let n = tier(s, 0)?;
-            (n, n)
-        }
-    };
-    if a > b {
-        return Err(format!("empty range {a}..{b}"));
-    }
-    Ok(a..=b)
 }
 
 /// Runs `oware verify`.
@@ -124,18 +96,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tier_ranges_parse() {
-        assert_eq!(parse_tiers("3..7"), Ok(3..=7));
-        assert_eq!(parse_tiers("3..=7"), Ok(3..=7));
-        assert_eq!(parse_tiers("..7"), Ok(0..=7));
-        assert_eq!(parse_tiers("5.."), Ok(5..=48));
-        assert_eq!(parse_tiers("9"), Ok(9..=9));
-        assert!(parse_tiers("7..3").is_err());
-        assert!(parse_tiers("49").is_err());
-        assert!(parse_tiers("x..3").is_err());
-    }
 
     #[test]
     fn tier_lists_print_as_ranges() {

@@ -274,15 +274,14 @@ pub(super) fn run(comm: &dyn Comm, args: &Args) -> anyhow::Result<ExitCode> {
     let dir = &args.dir;
     let manifest = Manifest::load(dir)?;
     let rules = resolve_rules(dir, manifest.as_ref(), args.rules)?;
+    let expected = expected_tiers(dir, manifest.as_ref())?;
+    let top = match expected.last() {
+        Some(&max) => max,
+        None => anyhow::bail!("no tables in {}", dir.display()),
+    };
     let range = match &args.tiers {
-        Some(r) => r.clone(),
-        None => {
-            let tiers = expected_tiers(dir, manifest.as_ref())?;
-            match tiers.last() {
-                Some(&max) => 0..=max,
-                None => anyhow::bail!("no tables in {}", dir.display()),
-            }
-        }
+        Some(t) => one_range(&t.resolve(top), top)?,
+        None => 0..=top,
     };
     let total: u64 = (0..=*range.end())
         .map(|n| tier_size(n, IndexKind::Reachable))
@@ -304,6 +303,25 @@ pub(super) fn run(comm: &dyn Comm, args: &Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// The tiers of `--tiers` as the one range deep verification re-proves (the tiers below it
+/// are trusted).
+///
+/// # Errors
+/// The tiers are none, or not one range.
+fn one_range(tiers: &[u8], top: u8) -> anyhow::Result<RangeInclusive<u8>> {
+    match (tiers.first(), tiers.last()) {
+        (Some(&a), Some(&b)) if usize::from(b - a) + 1 == tiers.len() => Ok(a..=b),
+        (Some(_), Some(_)) => anyhow::bail!(
+            "--tiers {}: deep verification re-proves one range of tiers, the tiers below it \
+             trusted; give one range, e.g. {}..={}",
+            super::tier_ranges(tiers),
+            tiers[0],
+            tiers[tiers.len() - 1]
+        ),
+        _ => anyhow::bail!("--tiers selects no tier of 0..={top}, the tiers there are"),
+    }
 }
 
 /// Verifies and prints the report (rank 0).

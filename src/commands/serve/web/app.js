@@ -1,8 +1,9 @@
 // The analysis board of `oware serve`: plain JavaScript over the JSON API.
 //
 // A position is kept as the API gives it: 12 counts, the side to move's houses first
-// (house 0..5), the opponent's next, in sowing order. The page knows which side (South,
-// North) is to move and turns the counts onto the board: South's houses along the bottom,
+// (house 0..5), the opponent's next, in sowing order. The page and its URL show houses 1..6
+// (house h + 1 of the API's index h), each house's tooltip both. The page knows which side
+// (South, North) is to move and turns the counts onto the board: South's houses along the bottom,
 // left to right; North's along the top, right to left, so that sowing runs counter-clockwise.
 'use strict';
 
@@ -18,6 +19,8 @@ const state = {
   mode: 'analysis', // or the side the user plays: 'S', 'N'
   level: 0, // the oracle's margin, in seeds
   seed: 1,
+  hide: false, // in play mode: the values and stars of the user's own moves are hidden
+  linkNotice: null, // why the shared URL the page opened with does not read, until the game changes
   editing: false,
   busy: false, // a render is under way: the houses shown may be those of the position before
   generation: 0, // bumped on every change, so that stale answers are dropped
@@ -138,9 +141,19 @@ function oracleMove(node, ply) {
 
 // ---------------------------------------------------------------- drawing
 
-function notice(html) {
-  const n = $('notice');
+function notice(html, id = 'notice') {
+  const n = $(id);
   if (html) { n.innerHTML = html; n.hidden = false; } else { n.hidden = true; n.innerHTML = ''; }
+}
+
+// Whether the values of `side`'s moves are hidden (play mode, the user's side, `hide` on).
+function hidden(side) {
+  return state.hide && state.mode !== 'analysis' && side === state.mode;
+}
+
+// The result of the game for `side` after a move whose final difference is `d`.
+function resultText(side, d) {
+  return d > 0 ? SIDES[side] + ' wins' : d < 0 ? SIDES[other(side)] + ' wins' : 'a draw';
 }
 
 function escape(s) {
@@ -173,7 +186,10 @@ function drawBoard(node, prev) {
       // North's houses run right to left along the top.
       b.style.gridColumn = side === 'S' ? h + 2 : 7 - h;
       b.innerHTML = '<span class="label">' + (h + 1) + '</span><span class="count">' + counts[h] + '</span>';
-      b.setAttribute('aria-label', SIDES[side] + ' house ' + (h + 1) + ', ' + counts[h] + ' seeds');
+      // Both numberings: the page's 1..6 and the index 0..5 of the command line and the API.
+      const name = SIDES[side] + ' house ' + (h + 1) + ' (index ' + h + ')';
+      b.title = name;
+      b.setAttribute('aria-label', name + ', ' + counts[h] + ' seeds');
       if (node.pos !== null && side === node.mover) {
         const m = movesByHouse.get(h);
         const v = document.createElement('span');
@@ -183,12 +199,25 @@ function drawBoard(node, prev) {
           v.textContent = counts[h] ? 'illegal' : '\u2013';
           b.disabled = true;
         } else {
-          if (m.score !== undefined && node.probe.ok) {
+          if (m.score !== undefined && node.probe.ok && hidden(side)) {
+            // Play mode with the values hidden: no value, colour nor star.
+            b.classList.add('masked');
+            v.textContent = '?';
+          } else if (m.score !== undefined && node.probe.ok) {
+            // The badge's colour is the move's value's sign; the game's result, with the
+            // seeds captured so far, is shown apart, below it.
             const d = node.cap[node.mover] - node.cap[other(node.mover)] + m.score;
-            b.classList.add(category(d));
+            b.classList.add(category(m.score));
             if (m.score === best) b.classList.add('best');
             v.textContent = fmt(m.score);
             b.dataset.score = m.score;
+            b.dataset.result = category(d);
+            const r = document.createElement('span');
+            r.className = 'result ' + category(d);
+            r.textContent = d > 0 ? 'wins' : d < 0 ? 'loses' : 'draws';
+            b.title = name + ': value ' + fmt(m.score) + ' for ' + SIDES[side] + '; the game ends ' + resultText(side, d);
+            b.appendChild(v);
+            b.appendChild(r);
           } else {
             v.textContent = '?';
           }
@@ -199,7 +228,7 @@ function drawBoard(node, prev) {
             b.disabled = true;
           }
         }
-        b.appendChild(v);
+        if (!v.parentNode) b.appendChild(v);
       } else {
         b.disabled = true;
         b.tabIndex = -1;
@@ -268,7 +297,7 @@ function drawMoves(nodes) {
     let text = SIDES[moverAt(k)] + ' ' + (state.moves[k] + 1);
     if (node && node.played) {
       if (node.played.captures) text += ' takes ' + node.played.captures;
-      if (node.played.score !== undefined && node.probe.ok) text += ' (' + fmt(node.played.score) + ')';
+      if (node.played.score !== undefined && node.probe.ok && !hidden(moverAt(k))) text += ' (' + fmt(node.played.score) + ')';
     }
     li.textContent = text;
     li.dataset.ply = k + 1;
@@ -303,6 +332,7 @@ async function render() {
   drawBoard(node, shownPly > 0 ? nodes[shownPly - 1] : null);
   drawStatus(node);
   if (message) notice(escape(message));
+  notice(state.linkNotice ? escape(state.linkNotice) : '', 'link-notice');
   drawMoves(nodes);
   state.busy = false;
   $('undo').disabled = state.ply === 0;
@@ -345,6 +375,7 @@ function playHouse(h) {
 function userPlays(h) {
   if (state.editing || state.busy) return;
   if (state.mode !== 'analysis' && moverAt(state.ply) !== state.mode) return;
+  state.linkNotice = null;
   playHouse(h);
 }
 
@@ -468,11 +499,13 @@ function writeUrl() {
     'moves=' + state.moves.map((h) => h + 1).join(''), 'ply=' + state.ply,
   ];
   if (state.mode !== 'analysis') parts.push('mode=' + state.mode, 'level=' + state.level, 'seed=' + state.seed);
+  if (state.hide) parts.push('hide=1');
   history.replaceState(null, '', '#' + parts.join('&'));
 }
 
 // The state of a shared URL. Only a fragment that reads whole is taken (what it leaves out
-// takes its default); otherwise the game shown stays, with a notice.
+// takes its default); otherwise the game shown stays, with a notice that stays until the game
+// changes. Houses are 1..6 in `moves`.
 function readUrl() {
   const h = new URLSearchParams(location.hash.slice(1));
   if (!h.has('pos')) return false;
@@ -503,13 +536,15 @@ function readUrl() {
       if (!/^\d+$/.test(h.get('seed'))) throw new Error('the seed \u201c' + h.get('seed') + '\u201d is not a count');
       seed = Number(h.get('seed')) >>> 0;
     }
-    Object.assign(state, { start, moves, ply, mode, level, seed });
+    const hide = h.get('hide') === '1';
+    Object.assign(state, { start, moves, ply, mode, level, seed, hide, linkNotice: null });
     $('mode').value = mode;
     $('level').value = String(level);
     $('seed').value = seed;
+    $('hide').checked = hide;
     return true;
   } catch (e) {
-    setTimeout(() => notice('The shared position does not read: ' + escape(e.message)), 0);
+    state.linkNotice = 'The shared link does not read, so the game shown is not its game: ' + e.message + '.';
     return false;
   }
 }
@@ -540,6 +575,7 @@ async function main() {
     e.preventDefault();
     guard(() => {
       state.start = readEditor();
+      state.linkNotice = null;
       state.moves = [];
       state.ply = 0;
       closeEditor();
@@ -549,6 +585,7 @@ async function main() {
   $('mode').addEventListener('change', () => { state.mode = $('mode').value; render(); });
   $('level').addEventListener('change', () => { state.level = Number($('level').value); render(); });
   $('seed').addEventListener('change', () => { state.seed = Number($('seed').value) >>> 0; render(); });
+  $('hide').addEventListener('change', () => { state.hide = $('hide').checked; render(); });
   document.addEventListener('keydown', (e) => {
     if (state.editing || e.target.closest('input, select, textarea') || e.ctrlKey || e.metaKey || e.altKey) return;
     if (e.key >= '1' && e.key <= '6') {
@@ -561,7 +598,8 @@ async function main() {
   });
   // A fragment typed or pasted into the address bar (the page's own changes do not fire it).
   window.addEventListener('hashchange', () => {
-    if (readUrl()) render();
+    readUrl();
+    render();
   });
   render();
 }
