@@ -4,7 +4,8 @@ mod support;
 
 use std::path::Path;
 
-use oware_db::{Position, RomeinOrder, Rules, Tablebase, HOUSES};
+use oware_db::romein::RomeinOrder;
+use oware_db::{Position, Rules, Tablebase, HOUSES};
 use support::{ok, run, tables, text};
 
 fn generate(dir: &Path, rules: &str, max: u8) {
@@ -58,7 +59,8 @@ fn export_then_import_gives_the_same_tables() {
         s(&files),
     ]);
     // Each file: one byte per position in their order, each the position's score.
-    let tb = Tablebase::open(&ours, &Rules::AWARI).unwrap();
+    let tb = Tablebase::open(&ours).unwrap();
+    assert_eq!(*tb.rules(), Rules::AWARI);
     let mut rng = fastrand::Rng::with_seed(5);
     for n in 0..=12u8 {
         let bytes = std::fs::read(files.join(format!("scores.{n}"))).unwrap();

@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Stdio};
 
-use oware_db::{Position, Rules, Tablebase, HOUSES};
+use oware_db::{Position, Tablebase, HOUSES};
 use serde_json::Value;
 use support::{ok, oware};
 
@@ -87,7 +87,7 @@ fn query(p: &Position) -> String {
 fn every_move_agrees_with_the_tablebase() {
     let tmp = tempfile::tempdir().unwrap();
     generate(tmp.path(), 10);
-    let tb = Tablebase::open(tmp.path(), &Rules::ABAPA).unwrap();
+    let tb = Tablebase::open(tmp.path()).unwrap();
     let server = Server::start(tmp.path());
     let mut rng = fastrand::Rng::with_seed(22);
     let mut moves_checked = 0;
@@ -230,9 +230,9 @@ fn bad_requests_get_a_reason() {
 fn a_damaged_table_is_500_and_the_rest_is_served() {
     let tmp = tempfile::tempdir().unwrap();
     generate(tmp.path(), 10);
-    let tb = Tablebase::open(tmp.path(), &Rules::ABAPA).unwrap();
+    let tb = Tablebase::open(tmp.path()).unwrap();
     // Overwrite the middle half of tier 9's blocks.
-    let path = tmp.path().join(oware_db::tier_file_name(9));
+    let path = tmp.path().join(oware_db::format::tier_file_name(9));
     let mut bytes = std::fs::read(&path).unwrap();
     let len = bytes.len();
     for b in &mut bytes[len / 4..3 * len / 4] {

@@ -31,9 +31,10 @@ fn to_py(e: db::Error) -> PyErr {
     let message = e.to_string();
     match e {
         db::Error::MissingTier { .. } => MissingTierError::new_err(message),
-        db::Error::InvalidState(_) | db::Error::RulesMismatch { .. } => {
-            PyValueError::new_err(message)
-        }
+        db::Error::InvalidState(_)
+        | db::Error::TooManySeeds { .. }
+        | db::Error::TierOutOfRange(_)
+        | db::Error::RulesMismatch { .. } => PyValueError::new_err(message),
         db::Error::Io { source, .. } => {
             PyOSError::new_err((source.raw_os_error().unwrap_or(0), message))
         }
@@ -245,7 +246,7 @@ impl PyTablebase {
     #[pyo3(signature = (dir, rules = RulesArg::Text("abapa".into())))]
     fn new(dir: PathBuf, rules: RulesArg) -> PyResult<Self> {
         let rules = rules.get()?;
-        let tb = db::Tablebase::open(&dir, &rules).map_err(to_py)?;
+        let tb = db::Tablebase::open_with_rules(&dir, &rules).map_err(to_py)?;
         Ok(PyTablebase { tb })
     }
 
@@ -347,6 +348,6 @@ fn _oware(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyTablebase>()?;
     m.add("TableError", m.py().get_type::<TableError>())?;
     m.add("MissingTierError", m.py().get_type::<MissingTierError>())?;
-    m.add("PRESETS", db::PRESETS.to_vec())?;
+    m.add("PRESETS", db::rules::PRESETS.to_vec())?;
     Ok(())
 }

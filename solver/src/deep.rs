@@ -12,7 +12,11 @@ use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use oware_db::{Manifest, Rules, TierCheck};
+use oware_db::check::TierCheck;
+use oware_db::format::tier_file_name;
+use oware_db::manifest::Manifest;
+use oware_db::table::Table;
+use oware_db::Rules;
 use thiserror::Error;
 
 use crate::check::{check_tiers, CheckObserver};
@@ -505,7 +509,7 @@ pub fn verify_deep_over(
     let mut share = LowerShare::new(rank, ranks);
     let mut proven = true;
     for n in 0..=b {
-        let index = oware_db::TierIndex::new(n, oware_db::IndexKind::Reachable);
+        let index = oware_db::index::TierIndex::new(n, oware_db::index::IndexKind::Reachable);
         let size = index.size();
         let recorded = recorded_flags.get(n as usize).copied().unwrap_or(false);
         let checksum = checksums[n as usize].clone();
@@ -551,7 +555,7 @@ pub fn verify_deep_over(
                     available,
                 });
             }
-            let read = oware_db::Table::open(&dir.join(format!("tier-{n:02}.owt"))).and_then(|t| {
+            let read = Table::open(&dir.join(tier_file_name(n))).and_then(|t| {
                 let mut s = vec![0i8; (range.end - range.start) as usize];
                 crate::read::read_range_parallel(&t, range.start, &mut s)?;
                 t.release_pages();
@@ -622,8 +626,11 @@ pub fn verify_deep_over(
                     };
                     let lower = |child: &oware_db::Position| -> Result<i8, oware_db::Error> {
                         let t = child.seeds();
-                        let r = oware_db::TierIndex::new(t, oware_db::IndexKind::Reachable)
-                            .rank_unchecked(child);
+                        let r = oware_db::index::TierIndex::new(
+                            t,
+                            oware_db::index::IndexKind::Reachable,
+                        )
+                        .rank_unchecked(child);
                         let mut v = [0i8];
                         source.load(t, r, &mut v)?;
                         Ok(v[0])

@@ -12,9 +12,12 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use oware_db::{
-    Compression, IndexKind, Manifest, Rules, Table, TierEntry, TierIndex, TierStats, WriteOptions,
-};
+use oware_db::format::Compression;
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::manifest::{tier_path, Manifest, TierEntry, TierStats};
+use oware_db::table::Table;
+use oware_db::write::WriteOptions;
+use oware_db::Rules;
 use thiserror::Error;
 
 use crate::disk::{free_disk, generate_tier_disk};
@@ -303,16 +306,12 @@ fn histogram(scores: &[i8]) -> std::collections::BTreeMap<i8, u64> {
 /// The scratch directory, inside the table directory, of the lower tiers' side copies.
 pub const SCRATCH_DIR: &str = ".scratch";
 
-fn table_path(dir: &Path, tier: u8) -> PathBuf {
-    dir.join(format!("tier-{tier:02}.owt"))
-}
-
 /// Whether tier `tier` is recorded in the manifest and its file verifies.
 fn tier_is_complete(dir: &Path, manifest: &Manifest, rules: &Rules, tier: u8) -> bool {
     let Some(entry) = manifest.tiers.get(&tier) else {
         return false;
     };
-    let Ok(table) = Table::open(&dir.join(&entry.file)) else {
+    let Ok(table) = Table::open(&manifest.tier_path(dir, tier)) else {
         return false;
     };
     table.rules() == *rules
@@ -335,12 +334,12 @@ fn check_rules(
         asked: rules.to_string(),
     };
     if let Some(m) = manifest {
-        if m.rules != rules.to_string() {
-            return Err(mismatch(m.rules.clone()));
+        if m.rules != *rules {
+            return Err(mismatch(m.rules.to_string()));
         }
     }
     for tier in 0..=oware_db::MAX_SEEDS {
-        let path = table_path(dir, tier);
+        let path = tier_path(dir, manifest, tier);
         if path.exists() {
             if let Ok(table) = Table::open(&path) {
                 if table.rules() != *rules {
@@ -453,7 +452,7 @@ pub fn generate_with(
         if complete[tier as usize] {
             observer.tier_start(tier, positions, false);
             if needed_later {
-                let table = Table::open(&table_path(dir, tier))?;
+                let table = Table::open(&manifest.tier_path(dir, tier))?;
                 side_copy(&mut lower, tier, &crate::read_table(&table)?)?;
             } else {
                 lower.push_absent();
@@ -565,7 +564,7 @@ fn write_options(opts: &GenerateOptions) -> WriteOptions {
 fn record(
     manifest: &mut Manifest,
     tier: u8,
-    written: &oware_db::WrittenTable,
+    written: &oware_db::write::WrittenTable,
     histogram: std::collections::BTreeMap<i8, u64>,
     stats: &SolvedStats,
     start: Instant,
@@ -670,7 +669,8 @@ fn generate_ranks(
         if !solve {
             observer.tier_start(tier, positions, false);
             if needed_later {
-                let loaded = Table::open(&table_path(dir, tier)).and_then(|t| share.load(tier, &t));
+                let loaded =
+                    Table::open(&manifest.tier_path(dir, tier)).and_then(|t| share.load(tier, &t));
                 agree(comm, loaded)?;
             }
             drop_shares(&mut share, &last_reader, tier);

@@ -4,7 +4,8 @@
 
 use std::ops::Range;
 
-use oware_db::{tier_size, IndexKind, Rules};
+use oware_db::index::{tier_size, IndexKind};
+use oware_db::Rules;
 
 use crate::tier::{DIRTY, LEVEL_GRANULE};
 

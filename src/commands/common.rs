@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use anyhow::Context;
-use oware_db::{tier_file_name, Manifest, Position, Rules, Table, Tablebase, MAX_SEEDS};
+use oware_db::manifest::{tables_rules, Manifest};
+use oware_db::{Position, Rules, Tablebase, MAX_SEEDS};
 
 /// The most worker threads `--threads` accepts.
 pub const MAX_THREADS: usize = 1024;
@@ -33,43 +34,23 @@ pub fn pool(threads: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
     builder.build().context("cannot start worker threads")
 }
 
-/// The rules of the tables in `dir`: the manifest's, or without one the first table's that
-/// opens; `None` for a directory without tables.
-///
-/// # Errors
-/// [`oware_db::Error::Manifest`] if the manifest's rules do not parse.
-pub fn tables_rules(
-    dir: &Path,
-    manifest: Option<&Manifest>,
-) -> Result<Option<Rules>, oware_db::Error> {
-    Ok(match manifest {
-        Some(m) => Some(m.rules()?),
-        None => (0..=MAX_SEEDS)
-            .map(|n| dir.join(tier_file_name(n)))
-            .filter(|p| p.is_file())
-            .find_map(|p| Table::open(&p).ok().map(|t| t.rules())),
-    })
-}
-
 /// The rules a command works under, the same for every command: the tables' own rules
 /// ([`tables_rules`]), refusing `asked` if it differs; `asked` or `abapa` for a directory
 /// without tables.
 ///
 /// # Errors
-/// [`oware_db::Error::RulesMismatch`] if `asked` differs from the tables' rules;
-/// [`oware_db::Error::Manifest`] if the manifest's rules do not parse.
+/// [`oware_db::Error::RulesMismatch`] if `asked` differs from the tables' rules.
 pub fn resolve_rules(
     dir: &Path,
     manifest: Option<&Manifest>,
     asked: Option<Rules>,
 ) -> Result<Rules, oware_db::Error> {
-    match (tables_rules(dir, manifest)?, asked) {
-        (Some(f), Some(a)) if f != a => Err(oware_db::Error::RulesMismatch {
-            table: f.to_string(),
-            asked: a.to_string(),
-        }),
+    match (tables_rules(dir, manifest), asked) {
+        (Some(table), Some(asked)) if table != asked => {
+            Err(oware_db::Error::RulesMismatch { table, asked })
+        }
         (Some(f), _) => Ok(f),
-        (None, a) => Ok(a.unwrap_or(Rules::ABAPA)),
+        (None, a) => Ok(a.unwrap_or_default()),
     }
 }
 
@@ -92,15 +73,17 @@ pub fn tier_ranges(tiers: &[u8]) -> String {
     parts.join(", ")
 }
 
-/// Opens the tables of `dir` for probes under the rules of [`resolve_rules`].
+/// Opens the tables of `dir` for probes under the rules of [`resolve_rules`]:
+/// [`Tablebase::open_with_rules`] with `--rules`, [`Tablebase::open`] without.
 ///
 /// # Errors
-/// As [`resolve_rules`] and [`Tablebase::open`], in the context of the directory.
+/// As [`Tablebase::open_with_rules`], in the context of the directory.
 pub fn open_tablebase(dir: &Path, asked: Option<Rules>) -> anyhow::Result<Tablebase> {
-    let opening = || format!("opening the tables in {}", dir.display());
-    let manifest = Manifest::load(dir).with_context(opening)?;
-    let rules = resolve_rules(dir, manifest.as_ref(), asked).with_context(opening)?;
-    Tablebase::open(dir, &rules).with_context(opening)
+    let tb = match asked {
+        Some(rules) => Tablebase::open_with_rules(dir, &rules),
+        None => Tablebase::open(dir),
+    };
+    tb.with_context(|| format!("opening the tables in {}", dir.display()))
 }
 
 /// Refuses tier `n` unless the filesystem of `dir` has `needed` bytes free (when it can

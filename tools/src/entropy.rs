@@ -2,7 +2,7 @@
 //! `exitdelta`) share: their `DIR TIER` arguments, reading a whole table, and the cost of
 //! coding counted symbols.
 
-use oware_db::Table;
+use oware_db::table::Table;
 use std::path::{Path, PathBuf};
 
 /// The directory and tier given as the first two arguments; panics with `usage` otherwise.

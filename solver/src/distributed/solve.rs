@@ -35,7 +35,8 @@ use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::time::Instant;
 
 use bitvec::prelude::*;
-use oware_db::{IndexKind, Position, Rules, TierIndex};
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::{Position, Rules};
 use rayon::prelude::*;
 
 use super::comm::Comm;
@@ -66,8 +67,8 @@ pub struct Partition {
 }
 
 /// The entries a [`Partition`] aligns its ranges to: a block of the tables
-/// ([`WriteOptions::DEFAULT_BLOCK_ENTRIES`](oware_db::WriteOptions::DEFAULT_BLOCK_ENTRIES)).
-pub const PARTITION_ALIGN: u64 = oware_db::WriteOptions::DEFAULT_BLOCK_ENTRIES as u64;
+/// ([`WriteOptions::DEFAULT_BLOCK_ENTRIES`](oware_db::write::WriteOptions::DEFAULT_BLOCK_ENTRIES)).
+pub const PARTITION_ALIGN: u64 = oware_db::write::WriteOptions::DEFAULT_BLOCK_ENTRIES as u64;
 
 impl Partition {
     /// The split of `size` indices over `ranks` ranks.

@@ -14,7 +14,7 @@ use axum::http::{StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use oware_db::{Error, Outcome, Position, Rules, Tablebase, MAX_SEEDS};
+use oware_db::{Error, GameOutcome, Outcome, Position, Rules, Tablebase, MAX_SEEDS};
 use serde_json::{json, Value};
 
 use super::page;
@@ -148,7 +148,9 @@ fn probe_error(o: &Oracle, p: &Position, e: Error) -> ApiError {
                 }),
             }
         }
-        Error::InvalidState(_) => ApiError::bad(e.to_string()),
+        Error::InvalidState(_) | Error::TooManySeeds { .. } | Error::TierOutOfRange(_) => {
+            ApiError::bad(e.to_string())
+        }
         e => ApiError {
             status: StatusCode::INTERNAL_SERVER_ERROR,
             message: e.to_string(),
@@ -229,14 +231,8 @@ async fn probe(
     })();
     let (score, moves) = answer.map_err(|e| probe_error(&o, &p, e))?;
     let mut v = probe_json(&p, o.rules(), score, &moves);
-    v.outcome = captured.map(|c| {
-        outcome_json(&oware_db::game_outcome(
-            p.seeds().into(),
-            c.mover,
-            c.opponent,
-            score,
-        ))
-    });
+    v.outcome =
+        captured.map(|c| outcome_json(&GameOutcome::new(p.seeds(), c.mover, c.opponent, score)));
     Ok(Json(v))
 }
 

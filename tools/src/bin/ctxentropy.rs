@@ -5,7 +5,8 @@
 //! that a cursor gives with each position. See docs/BENCHMARKS.md, "Findings".
 //!
 //! `cargo run --release -p oware-tools --bin ctxentropy -- tables 20`
-use oware_db::{IndexKind, Position, TierIndex};
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::Position;
 use std::collections::HashMap;
 
 use oware_tools::entropy::{dir_and_tier, read_tier};

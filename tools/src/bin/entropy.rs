@@ -3,7 +3,7 @@
 //! per-block palette.
 //!
 //! `cargo run --release -p oware-tools --bin entropy -- tables/tier-20.owt`
-use oware_db::Table;
+use oware_db::table::Table;
 use std::path::Path;
 
 fn h(counts: &[u64]) -> f64 {

@@ -7,7 +7,8 @@
 //! (where the exit is the score, the previous stored value when it is not above it). See docs/BENCHMARKS.md, "Findings".
 //!
 //! `cargo run --release -p oware-tools --bin exitdelta -- tables 20`
-use oware_db::{IndexKind, Outcome, Rules, TierIndex};
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::{Outcome, Rules};
 
 use oware_tools::entropy::{bits, dir_and_tier, read_tier};
 

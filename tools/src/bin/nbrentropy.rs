@@ -7,7 +7,8 @@
 //! "Findings".
 //!
 //! `cargo run --release -p oware-tools --bin nbrentropy -- tables 14 [--any]`
-use oware_db::{IndexKind, Position, TierIndex};
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::Position;
 
 use oware_tools::entropy::{bits, dir_and_tier, read_tier};
 
