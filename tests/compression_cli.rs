@@ -8,7 +8,10 @@ use std::path::Path;
 
 use support::{ok, run};
 
-use oware_db::{Compression, Rules, Table, Tablebase, TierIndex};
+use oware_db::format::Compression;
+use oware_db::index::TierIndex;
+use oware_db::table::Table;
+use oware_db::Tablebase;
 
 const MAX: u8 = 9;
 
@@ -36,8 +39,8 @@ fn zstd_and_huffman_tables_probe_identically() {
         }
         ok(&args);
     }
-    let hb = Tablebase::open(&h, &Rules::ABAPA).unwrap();
-    let zb = Tablebase::open(&z, &Rules::ABAPA).unwrap();
+    let hb = Tablebase::open(&h).unwrap();
+    let zb = Tablebase::open(&z).unwrap();
     for n in 0..=MAX {
         let (ht, zt) = (hb.table(n).unwrap(), zb.table(n).unwrap());
         assert_eq!(ht.compression(), Compression::Huffman);
@@ -49,7 +52,7 @@ fn zstd_and_huffman_tables_probe_identically() {
             assert_eq!(zt.get(i).unwrap(), all[i as usize], "tier {n} entry {i}");
         }
         // Every position of the tier, reachable or not, through the probe API.
-        let idx = TierIndex::new(n, oware_db::IndexKind::Dense);
+        let idx = TierIndex::new(n, oware_db::index::IndexKind::Dense);
         for i in (0..idx.size()).step_by(7) {
             let p = idx.unrank(i);
             assert_eq!(hb.score(&p).unwrap(), zb.score(&p).unwrap(), "{p}");

@@ -8,7 +8,8 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use oware_db::{Rules, Table};
+use oware_db::table::Table;
+use oware_db::Rules;
 use support::{ok, oware, run};
 
 fn tier_files(dir: &Path) -> Vec<(String, Vec<u8>)> {

@@ -6,9 +6,10 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Output, Stdio};
 
-use oware_db::{
-    write_table, IndexKind, Manifest, Position, Rules, TierEntry, TierIndex, TierStats,
-};
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::manifest::{Manifest, TierEntry, TierStats};
+use oware_db::write::write_table;
+use oware_db::{Position, Rules};
 use support::text;
 
 const MAX: u8 = 8;

@@ -4,7 +4,8 @@ mod support;
 
 use std::path::Path;
 
-use oware_db::{Position, RomeinOrder, Rules, Tablebase, HOUSES};
+use oware_db::romein::RomeinOrder;
+use oware_db::{Position, Rules, Tablebase, HOUSES};
 use support::{ok, run, tables, text};
 
 fn generate(dir: &Path, rules: &str, max: u8) {
@@ -58,7 +59,8 @@ fn export_then_import_gives_the_same_tables() {
         s(&files),
     ]);
     // Each file: one byte per position in their order, each the position's score.
-    let tb = Tablebase::open(&ours, &Rules::AWARI).unwrap();
+    let tb = Tablebase::open(&ours).unwrap();
+    assert_eq!(*tb.rules(), Rules::AWARI);
     let mut rng = fastrand::Rng::with_seed(5);
     for n in 0..=12u8 {
         let bytes = std::fs::read(files.join(format!("scores.{n}"))).unwrap();
@@ -259,7 +261,7 @@ fn an_interrupted_import_resumes_byte_identical() {
     // Killed after tier 9's table, before its manifest entry (the manifest records 0..=8),
     // with tier 5's table damaged since: 0..=4 and 6..=8 are kept, 5 and 9..=12 redone.
     let cut = copy("cut", 0..=9);
-    let mut m = oware_db::Manifest::load(&whole).unwrap().unwrap();
+    let mut m = oware_db::manifest::Manifest::load(&whole).unwrap().unwrap();
     m.tiers.retain(|&n, _| n <= 8);
     m.save(&cut).unwrap();
     let five = cut.join("tier-05.owt");

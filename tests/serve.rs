@@ -103,7 +103,7 @@ fn query(p: &Position) -> String {
 fn every_move_agrees_with_the_tablebase() {
     let tmp = tempfile::tempdir().unwrap();
     generate(tmp.path(), 10);
-    let tb = Tablebase::open(tmp.path(), &Rules::ABAPA).unwrap();
+    let tb = Tablebase::open(tmp.path()).unwrap();
     let server = Server::start(tmp.path());
     let mut rng = fastrand::Rng::with_seed(22);
     let mut moves_checked = 0;
@@ -257,9 +257,9 @@ fn bad_requests_get_a_reason() {
 fn a_damaged_table_is_500_and_the_rest_is_served() {
     let tmp = tempfile::tempdir().unwrap();
     generate(tmp.path(), 10);
-    let tb = Tablebase::open(tmp.path(), &Rules::ABAPA).unwrap();
+    let tb = Tablebase::open(tmp.path()).unwrap();
     // Overwrite the middle half of tier 9's blocks.
-    let path = tmp.path().join(oware_db::tier_file_name(9));
+    let path = tmp.path().join(oware_db::format::tier_file_name(9));
     let mut bytes = std::fs::read(&path).unwrap();
     let len = bytes.len();
     for b in &mut bytes[len / 4..3 * len / 4] {
@@ -386,7 +386,7 @@ fn stop_within(server: &mut Server, signal: libc::c_int, limit: Duration) -> Dur
 fn a_named_pipe_in_place_of_a_table_holds_no_worker() {
     let tmp = tempfile::tempdir().unwrap();
     generate(tmp.path(), 8);
-    let tier = tmp.path().join(oware_db::tier_file_name(7));
+    let tier = tmp.path().join(oware_db::format::tier_file_name(7));
     std::fs::remove_file(&tier).unwrap();
     let c = std::ffi::CString::new(tier.to_str().unwrap()).unwrap();
     // SAFETY: `c` is a valid NUL-terminated path.
@@ -417,8 +417,8 @@ fn a_named_pipe_in_place_of_a_table_holds_no_worker() {
 fn a_table_truncated_under_the_server_is_500_until_whole_again() {
     let tmp = tempfile::tempdir().unwrap();
     generate(tmp.path(), 10);
-    let tb = Tablebase::open(tmp.path(), &Rules::ABAPA).unwrap();
-    let path = tmp.path().join(oware_db::tier_file_name(10));
+    let tb = Tablebase::open(tmp.path()).unwrap();
+    let path = tmp.path().join(oware_db::format::tier_file_name(10));
     let whole = std::fs::read(&path).unwrap();
     let server = Server::start(tmp.path());
     let mut rng = fastrand::Rng::with_seed(3);

@@ -11,7 +11,8 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::Stdio;
 
-use oware_db::{IndexKind, Rules, TierIndex};
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::Rules;
 use oware_solver::memory::{tier_memory, window_bytes};
 use support::{leftovers, ok, oware, tables, text};
 

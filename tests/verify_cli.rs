@@ -6,7 +6,11 @@ mod support;
 use std::path::Path;
 use std::process::Output;
 
-use oware_db::{write_table, IndexKind, Manifest, Position, Rules, Table, Tablebase, TierIndex};
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::manifest::Manifest;
+use oware_db::table::Table;
+use oware_db::write::write_table;
+use oware_db::{Position, Rules, Tablebase};
 
 #[cfg(unix)]
 use support::hold_lock;
@@ -247,7 +251,7 @@ fn check_start(rules: &str) {
 
     generate(d, rules, 12);
     let r: Rules = rules.parse().unwrap();
-    let tb = Tablebase::open(tmp.path(), &r).unwrap();
+    let tb = Tablebase::open_with_rules(tmp.path(), &r).unwrap();
     let p: Position = "1 1 1 1 1 1 1 1 1 1 1 1".parse().unwrap();
     let score = tb.score(&p).unwrap();
     let mut moves = tb.moves(&p).unwrap();
@@ -497,11 +501,11 @@ fn verified_tiers_are_recorded_and_skipped() {
         .unwrap()
         .read_all()
         .unwrap();
-    let opts = oware_db::WriteOptions {
+    let opts = oware_db::write::WriteOptions {
         block_entries: 512,
         ..Default::default()
     };
-    let written = oware_db::write_table_with(
+    let written = oware_db::write::write_table_with(
         tmp.path(),
         &Rules::ABAPA,
         7,

@@ -7,12 +7,12 @@
 //! ```
 //!
 //! A position is the 12 house counts, the mover's houses 0..6 first (as one argument or as
-//! twelve). The rules are those of the directory's manifest.
+//! twelve). The rules are those the tables were built with.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use oware_db::{Manifest, Position, Rules, Tablebase};
+use oware_db::{Position, Tablebase};
 
 fn main() -> ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
@@ -38,13 +38,9 @@ fn main() -> ExitCode {
 
 fn probe(dir: &std::path::Path, position: &str) -> Result<(), Box<dyn std::error::Error>> {
     let p: Position = position.parse()?;
-    // The rules the tables were built with (a directory without a manifest: abapa).
-    let rules = match Manifest::load(dir)? {
-        Some(m) => m.rules()?,
-        None => Rules::ABAPA,
-    };
-    let tb = Tablebase::open(dir, &rules)?;
-    println!("position {p} ({} seeds, rules {rules})", p.seeds());
+    // Under the rules the tables were built with.
+    let tb = Tablebase::open(dir)?;
+    println!("position {p} ({} seeds, rules {})", p.seeds(), tb.rules());
     println!("score    {:+}", tb.score(&p)?);
     let moves = tb.moves(&p)?;
     if moves.is_empty() {

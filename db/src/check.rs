@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
-use crate::format::{tier_file_name, tier_of_file_name};
+use crate::format::tier_of_file_name;
 use crate::index::{tier_size, IndexKind};
-use crate::manifest::{Manifest, TierEntry};
+use crate::manifest::{tier_path, Manifest, TierEntry};
 use crate::rules::Rules;
 use crate::table::Table;
 
@@ -54,15 +54,15 @@ pub enum CheckError {
     #[error("built under `{found}`, not `{expected}`")]
     WrongRules {
         /// The rules of the table.
-        found: String,
+        found: Rules,
         /// The rules asked for.
-        expected: String,
+        expected: Rules,
     },
     /// The table uses another index than the reachable one.
-    #[error("index `{found}`, expected `reachable`")]
+    #[error("index `{}`, expected `reachable`", found.name())]
     WrongIndex {
-        /// The name of the table's index kind.
-        found: &'static str,
+        /// The table's index kind.
+        found: IndexKind,
     },
     /// The table holds another number of entries than the tier has positions.
     #[error("{entries} entries, the tier has {positions}")]
@@ -130,14 +130,6 @@ pub fn expected_tiers(dir: &Path, manifest: Option<&Manifest>) -> io::Result<Vec
     })
 }
 
-/// The file of tier `n` in `dir`: the manifest's name for it, or `tier-NN.owt`.
-pub fn tier_path(dir: &Path, manifest: Option<&Manifest>, n: u8) -> PathBuf {
-    let file = manifest
-        .and_then(|m| m.tiers.get(&n))
-        .map_or_else(|| tier_file_name(n), |e| e.file.clone());
-    dir.join(file)
-}
-
 /// Every plain check of the table file `path`, expected to hold tier `n` under `rules` with
 /// the reachable index, as the manifest's `entry` records it (`None`: not recorded). The
 /// checks run in this order and the first that fails is returned: the file exists and opens
@@ -186,13 +178,13 @@ pub fn check_table(
     }
     if table.rules() != *rules {
         return Err(CheckError::WrongRules {
-            found: table.rules().to_string(),
-            expected: rules.to_string(),
+            found: table.rules(),
+            expected: *rules,
         });
     }
     if table.kind() != IndexKind::Reachable {
         return Err(CheckError::WrongIndex {
-            found: table.kind().name(),
+            found: table.kind(),
         });
     }
     let positions = tier_size(n, IndexKind::Reachable);
@@ -225,8 +217,8 @@ pub fn check_table(
     Ok(CheckedTable { table, checksum })
 }
 
-/// Every plain check of tier `n` of `dir` ([`check_table_file`] on [`tier_path`], with the
-/// manifest's entry for the tier).
+/// Every plain check of tier `n` of `dir` ([`check_table_file`] on the tier's file,
+/// [`tier_path`], with the manifest's entry for the tier).
 pub fn check_tier(dir: &Path, manifest: Option<&Manifest>, rules: &Rules, n: u8) -> TierCheck {
     let path = tier_path(dir, manifest, n);
     let entry = manifest.and_then(|m| m.tiers.get(&n));

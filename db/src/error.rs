@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
+use crate::rules::Rules;
+
 /// An error in text given by a user: a rules string or a position.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ParseError {
@@ -40,9 +42,9 @@ pub enum Error {
     #[error("rules mismatch: the tables were built with rules `{table}`, asked for `{asked}`")]
     RulesMismatch {
         /// The rules the table or manifest records.
-        table: String,
+        table: Rules,
         /// The rules asked for.
-        asked: String,
+        asked: Rules,
     },
     /// The file does not start with the table magic: it is not an oware table.
     #[error("{path}: not an oware table (bad magic)")]
@@ -118,7 +120,25 @@ pub enum Error {
         /// The number of entries.
         len: u64,
     },
-    /// A game state given to a probe is impossible (e.g. more than 48 seeds in all).
+    /// The seeds on the board and those captured make more than the 48 seeds of a game.
+    #[error(
+        "invalid game state: {board} seeds on the board and {mover_captured} + \
+         {opponent_captured} captured: {} > 48",
+        u32::from(*board) + u32::from(*mover_captured) + u32::from(*opponent_captured)
+    )]
+    TooManySeeds {
+        /// Seeds on the board.
+        board: u8,
+        /// Seeds the mover has captured.
+        mover_captured: u8,
+        /// Seeds the opponent has captured.
+        opponent_captured: u8,
+    },
+    /// A tier number over 48, the highest.
+    #[error("tier {0} is over 48, the highest tier")]
+    TierOutOfRange(u8),
+    /// A request or a value that is impossible in its context (a score out of its tier's
+    /// range given to the writer, a range of entries that is not whole blocks, …).
     #[error("invalid game state: {0}")]
     InvalidState(String),
     /// An input/output error on a file or directory.

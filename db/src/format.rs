@@ -1,11 +1,14 @@
-//! The byte layout of a tier table file (`tier-NN.owt`), shared by the writer and the reader.
-//! `db/FORMAT.md` describes it in words; this module is its single definition in code.
+//! The table file format: its version ([`VERSION`]), its magic numbers, the file name of
+//! each tier ([`tier_file_name`], [`tier_of_file_name`]) and the compressions of its blocks
+//! ([`Compression`]). `db/FORMAT.md` describes the format in words; this module is its
+//! single definition in code, the byte layout below included (which only the reader and the
+//! writer of this crate use).
 //!
 //! ```text
 //! header   48 fixed bytes + rules text padded to 8, ending with an xxh3-64 of itself
 //!          (+ for ctx-huffman: the order-1 code lengths, padded to 8)
 //! blocks   one per block of `block_entries` scores (one i8 each): a zstd frame, or a
-//!          ctx-huffman block (sub-block table + bitstream, see [`crate::huffman`])
+//!          ctx-huffman block (sub-block table + bitstream)
 //! index    one 16-byte entry per block: start offset (u64), xxh3-64 of the compressed bytes
 //! trailer  index offset (u64), block count (u64), end magic (8), blake3 of all before (32)
 //! ```
@@ -26,24 +29,24 @@ pub const END_MAGIC: [u8; 8] = *b"OWTB-END";
 /// The format version this code writes and reads.
 pub const VERSION: u32 = 1;
 /// Size of the fixed part of the header.
-pub const FIXED_HEADER: usize = 48;
+pub(crate) const FIXED_HEADER: usize = 48;
 /// Size of one block-index entry.
-pub const INDEX_ENTRY: usize = 16;
+pub(crate) const INDEX_ENTRY: usize = 16;
 /// Size of the trailer.
-pub const TRAILER: usize = 56;
+pub(crate) const TRAILER: usize = 56;
 /// Size of the whole-file checksum (blake3) at the very end.
-pub const CHECKSUM_LEN: usize = 32;
+pub(crate) const CHECKSUM_LEN: usize = 32;
 /// Value encoding 1: one signed byte per position, the score.
-pub const ENCODING_I8_SCORE: u8 = 1;
+pub(crate) const ENCODING_I8_SCORE: u8 = 1;
 /// Compression 1: every block is one zstd frame.
-pub const COMPRESSION_ZSTD: u8 = 1;
+pub(crate) const COMPRESSION_ZSTD: u8 = 1;
 /// Compression 2: every block is coded with the table's order-1 canonical Huffman model
 /// (`ctx-huffman`, [`crate::huffman`]).
-pub const COMPRESSION_HUFFMAN: u8 = 2;
+pub(crate) const COMPRESSION_HUFFMAN: u8 = 2;
 /// The largest block the reader accepts (entries); a guard against absurd headers.
-pub const MAX_BLOCK_ENTRIES: u32 = 1 << 24;
+pub(crate) const MAX_BLOCK_ENTRIES: u32 = 1 << 24;
 /// The longest rules text a header may hold.
-pub const MAX_RULES_LEN: usize = 1024;
+pub(crate) const MAX_RULES_LEN: usize = 1024;
 
 /// The file name of tier `n`: `tier-NN.owt`.
 pub fn tier_file_name(n: u8) -> String {
@@ -63,12 +66,12 @@ pub fn tier_of_file_name(name: &str) -> Option<u8> {
 
 /// The checksum of one compressed block, stored in its index entry.
 #[inline]
-pub fn block_checksum(bytes: &[u8]) -> u64 {
+pub(crate) fn block_checksum(bytes: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(bytes)
 }
 
 /// Lower-case hex of bytes.
-pub fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write;
     let mut s = String::with_capacity(bytes.len() * 2);
     for b in bytes {
@@ -140,7 +143,7 @@ impl std::str::FromStr for Compression {
 
 /// The header fields of a table.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Header {
+pub(crate) struct Header {
     /// Format version.
     pub version: u32,
     /// Tier `n` (seeds on the board).
@@ -182,7 +185,7 @@ fn read_u32(b: &[u8], at: usize) -> u32 {
 }
 
 /// Reads a little-endian `u64` at `at` of `b` (the caller checks the bounds).
-pub fn read_u64(b: &[u8], at: usize) -> u64 {
+pub(crate) fn read_u64(b: &[u8], at: usize) -> u64 {
     let mut a = [0u8; 8];
     a.copy_from_slice(&b[at..at + 8]);
     u64::from_le_bytes(a)
@@ -390,7 +393,7 @@ fn header_checksum(header: &[u8]) -> u64 {
 }
 
 /// Encodes one block-index entry.
-pub fn encode_index_entry(start: u64, checksum: u64) -> [u8; INDEX_ENTRY] {
+pub(crate) fn encode_index_entry(start: u64, checksum: u64) -> [u8; INDEX_ENTRY] {
     let mut e = [0u8; INDEX_ENTRY];
     e[..8].copy_from_slice(&start.to_le_bytes());
     e[8..].copy_from_slice(&checksum.to_le_bytes());
@@ -398,7 +401,10 @@ pub fn encode_index_entry(start: u64, checksum: u64) -> [u8; INDEX_ENTRY] {
 }
 
 /// Encodes the trailer less its last 32 bytes (the blake3 of everything before them).
-pub fn encode_trailer_head(index_offset: u64, block_count: u64) -> [u8; TRAILER - CHECKSUM_LEN] {
+pub(crate) fn encode_trailer_head(
+    index_offset: u64,
+    block_count: u64,
+) -> [u8; TRAILER - CHECKSUM_LEN] {
     let mut t = [0u8; TRAILER - CHECKSUM_LEN];
     t[..8].copy_from_slice(&index_offset.to_le_bytes());
     t[8..16].copy_from_slice(&block_count.to_le_bytes());

@@ -74,6 +74,23 @@ impl IndexKind {
     }
 }
 
+/// Serialized as its name (as in `manifest.json`).
+impl serde::Serialize for IndexKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+/// Deserialized from its name; the error names the text.
+impl<'de> serde::Deserialize<'de> for IndexKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = <String as serde::Deserialize>::deserialize(d)?;
+        IndexKind::from_name(&text).ok_or_else(|| {
+            serde::de::Error::custom(format!("index `{text}`: not `reachable` or `dense`"))
+        })
+    }
+}
+
 const S: usize = MAX_SEEDS as usize + 1; // 49 seed counts 0..=48
 /// Rows of the tables indexed by a seed count: 64, so that an index masked with `SP - 1`
 /// needs no bounds check.

@@ -1,12 +1,7 @@
 //! # oware-db
 //!
-//! The library that reads, probes and writes Oware endgame databases: the rules of
-//! `docs/RULES.md` in the repository, with every option ([`Rules`]); positions
-//! ([`Position`]); legal moves and their results ([`Position::moves`]); the perfect-hash index
-//! of a tier ([`TierIndex`]); one tier table ([`Table`]) and a directory of them
-//! ([`Tablebase`], the probe API); the writer of tables ([`write_table`]) and the directory's
-//! manifest ([`Manifest`]). What only a retrograde-analysis generator needs (un-moves, the
-//! moves that leave a tier, sequential unranking) is in [`retro`].
+//! The library that reads, probes and writes Oware endgame databases, under the rules of
+//! `docs/RULES.md` in the repository with every option.
 //!
 //! A *score* is the perfect-play difference between the seeds the mover captures from now on
 //! and those the opponent captures, with endless play worth 0:
@@ -19,58 +14,66 @@
 //! assert_eq!(p.moves(&Rules::AWARI).len(), 6);
 //! ```
 //!
-//! Probing a directory of tables (see `examples/probe.rs`):
+//! Probing a directory of tables (see `examples/probe.rs`), under the rules they were built
+//! with:
 //!
 //! ```no_run
 //! use std::path::Path;
-//! use oware_db::{Manifest, Position, Rules, Tablebase};
+//! use oware_db::{Position, Tablebase};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let dir = Path::new("tables");
-//! // The rules the tables were built with, from the directory's manifest.
-//! let rules = Manifest::load(dir)?.map_or(Ok(Rules::ABAPA), |m| m.rules())?;
-//! let tb = Tablebase::open(dir, &rules)?;
+//! let tb = Tablebase::open(Path::new("tables"))?;
 //! let p: Position = "1 1 1 1 1 2 4 2 3 0 0 0".parse()?;
-//! println!("score {}", tb.score(&p)?);
+//! println!("score {} under {}", tb.score(&p)?, tb.rules());
+//! for m in tb.moves(&p)? {
+//!     println!("house {}: {:+}", m.house, m.score);
+//! }
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! # What is where
+//!
+//! The crate root holds what a prober needs: [`Tablebase`] (a directory of tables, the probe
+//! API, with its answers [`MoveScore`], [`GameOutcome`] and [`GameResult`]), [`Position`]
+//! (with [`HOUSES`] and [`MAX_SEEDS`]), [`Rules`], the legal moves of a position
+//! ([`Position::moves`]: a [`MoveList`] of [`Move`]s, each with its [`Outcome`]), and the
+//! errors [`Error`] (of tables) and [`ParseError`] (of text given by a user).
+//!
+//! The rest is in modules named for what they hold:
+//!
+//! - [`rules`]: the options of a [`Rules`] value ([`rules::GrandSlam`], [`rules::Starve`],
+//!   [`rules::CaptureSet`]) and the preset names.
+//! - [`table`]: one tier table, [`table::Table`], the reader under [`Tablebase`].
+//! - [`manifest`]: a directory's `manifest.json` ([`manifest::Manifest`]), the file of each
+//!   tier ([`manifest::tier_path`]) and the rules of a directory's tables
+//!   ([`manifest::tables_rules`]).
+//! - [`index`]: the perfect-hash index of a tier ([`index::TierIndex`], [`index::IndexKind`]).
+//! - [`format`](mod@format): the table file format: its version, file names and block compressions.
+//! - [`write`](mod@write): the writer of tables ([`write::write_table`], [`write::TableEncoder`]).
+//! - [`check`]: the plain checks of a directory's tables, file by file.
+//! - [`romein`]: the numbering of the Romein-Bal Awari databases.
+//! - [`retro`]: what only a retrograde-analysis generator needs (un-moves, the moves that
+//!   leave a tier, sequential unranking).
 
 #![warn(missing_docs)]
 
-mod check;
+pub mod check;
 mod error;
-mod format;
+pub mod format;
 mod huffman;
-mod index;
-mod manifest;
+pub mod index;
+pub mod manifest;
 mod moves;
 mod position;
 pub mod retro;
-mod romein;
-mod rules;
-mod table;
+pub mod romein;
+pub mod rules;
+pub mod table;
 mod tablebase;
-mod write;
+pub mod write;
 
-pub use check::{
-    check_table, check_table_file, check_tier, expected_tiers, tier_path, CheckError, CheckedTable,
-    TierCheck,
-};
 pub use error::{Error, ParseError};
-pub use format::{tier_file_name, tier_of_file_name, Compression, UnknownCompression};
-pub use index::{binomial, tier_size, IndexKind, TierIndex};
-pub use manifest::{Manifest, TierEntry, TierStats};
 pub use moves::{Move, MoveList, Outcome};
 pub use position::{Position, HOUSES, MAX_SEEDS};
-pub use romein::{RomeinOrder, RomeinWalk};
-pub use rules::{CaptureSet, GrandSlam, Rules, Starve, PRESETS};
-pub use table::Table;
-pub use tablebase::{game_outcome, GameOutcome, GameResult, MoveScore, Tablebase};
-pub use write::{
-    write_table, write_table_with, EncodeScratch, ModelCounts, TableEncoder, WriteOptions,
-    WrittenTable,
-};
-
-/// The table format version this library writes and reads (recorded in
-/// [`Manifest::format`]; `db/FORMAT.md` of the repository describes the format).
-pub const FORMAT_VERSION: u32 = format::VERSION;
+pub use rules::Rules;
+pub use tablebase::{GameOutcome, GameResult, MoveScore, Tablebase};

@@ -1,21 +1,24 @@
-//! `manifest.json`: the rules of a table directory and, per tier, its file, size, checksum
-//! and the statistics of its generation.
+//! `manifest.json`, the record of a table directory: the rules of its tables, their index
+//! kind and, per tier, its file, size, checksum and the statistics of its generation
+//! ([`Manifest`]); and what follows from it for the directory: the file of each tier
+//! ([`tier_path`]) and the rules of its tables ([`tables_rules`]).
 
 use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::{Read, Write};
-use std::path::{Component, Path};
+use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
-use crate::format;
+use crate::format::{self, tier_file_name};
 use crate::index::{tier_size, IndexKind};
 use crate::position::MAX_SEEDS;
 use crate::rules::Rules;
+use crate::table::Table;
 
 /// The manifest file name inside a table directory.
-pub(crate) const MANIFEST_FILE: &str = "manifest.json";
+pub const MANIFEST_FILE: &str = "manifest.json";
 
 /// The most bytes [`Manifest::load`] reads of a `manifest.json` (16 MiB): a longer file is
 /// refused, not read until memory runs out.
@@ -24,12 +27,12 @@ pub(crate) const MAX_MANIFEST_BYTES: u64 = 16 << 20;
 /// The contents of `manifest.json`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
-    /// The table format version ([`crate::FORMAT_VERSION`]).
+    /// The table format version ([`format::VERSION`]).
     pub format: u32,
-    /// The rules of every table in the directory (canonical text form).
-    pub rules: String,
-    /// The index kind of the tables: `reachable` or `dense`.
-    pub index: String,
+    /// The rules of every table in the directory (stored in their canonical text form).
+    pub rules: Rules,
+    /// The index kind of the tables (stored as `reachable` or `dense`).
+    pub index: IndexKind,
     /// The tiers written so far.
     pub tiers: BTreeMap<u8, TierEntry>,
 }
@@ -74,8 +77,8 @@ impl Manifest {
     pub fn new(rules: &Rules) -> Self {
         Manifest {
             format: format::VERSION,
-            rules: rules.to_string(),
-            index: "reachable".into(),
+            rules: *rules,
+            index: IndexKind::Reachable,
             tiers: BTreeMap::new(),
         }
     }
@@ -126,14 +129,15 @@ impl Manifest {
 
     /// Parses the text of a `manifest.json` (as [`Manifest::load`] does after reading the
     /// file) and checks it: its format is this program's, its rules text parses, its index
-    /// kind is known, and every tier is at most [`MAX_SEEDS`](crate::MAX_SEEDS), has as many
+    /// kind is known, and every tier is at most [`MAX_SEEDS`], has as many
     /// entries as its positions, a blake3 checksum in hex and a plain file name (no directory
     /// part: the tables are files of the manifest's directory).
     ///
     /// ```
-    /// use oware_db::{Manifest, Rules};
+    /// use oware_db::manifest::Manifest;
+    /// use oware_db::Rules;
     /// let m = Manifest::parse(r#"{"format": 1, "rules": "awari", "index": "reachable", "tiers": {}}"#)?;
-    /// assert_eq!(m.rules()?, Rules::AWARI);
+    /// assert_eq!(m.rules, Rules::AWARI);
     /// assert!(Manifest::parse("{}").is_err());
     /// let outside = r#"{"format": 1, "rules": "awari", "index": "reachable",
     ///     "tiers": {"0": {"file": "../x.owt", "entries": 1, "file_size": 1, "checksum": ""}}}"#;
@@ -148,7 +152,6 @@ impl Manifest {
             path: MANIFEST_FILE.into(),
             detail: e.to_string(),
         })?;
-        m.rules()?;
         m.check().map_err(|detail| Error::Manifest {
             path: MANIFEST_FILE.into(),
             detail,
@@ -156,9 +159,10 @@ impl Manifest {
         Ok(m)
     }
 
-    /// Checks what the manifest says against what it can be: this format, a known index kind, and per
-    /// tier a tier of `0..=48`, as many entries as the tier has positions, a plain file name
-    /// and a blake3 checksum in hex. Returns what is wrong first, naming the entry.
+    /// Checks what the manifest says against what it can be: this format, and per tier a
+    /// tier of `0..=48`, as many entries as the tier has positions, a plain file name and a
+    /// blake3 checksum in hex (the rules and the index kind were checked as they were read).
+    /// Returns what is wrong first, naming the entry.
     fn check(&self) -> Result<(), String> {
         if self.format != format::VERSION {
             return Err(format!(
@@ -167,12 +171,7 @@ impl Manifest {
                 format::VERSION
             ));
         }
-        let Some(kind) = IndexKind::from_name(&self.index) else {
-            return Err(format!(
-                "index `{}`: not `reachable` or `dense`",
-                self.index
-            ));
-        };
+        let kind = self.index;
         for (&n, e) in &self.tiers {
             if n > MAX_SEEDS {
                 return Err(format!("tier {n}: over {MAX_SEEDS}, the highest tier"));
@@ -220,15 +219,34 @@ impl Manifest {
         sync_dir(dir)
     }
 
-    /// The rules, parsed.
-    ///
-    /// # Errors
-    /// [`Error::Manifest`] if the rules text does not parse.
-    pub fn rules(&self) -> Result<Rules, Error> {
-        self.rules.parse().map_err(|e| Error::Manifest {
-            path: MANIFEST_FILE.into(),
-            detail: format!("rules `{}`: {e}", self.rules),
-        })
+    /// The file of tier `n` in `dir`: the name this manifest records for it, or
+    /// `tier-NN.owt` ([`format::tier_file_name`]) if it records none. [`tier_path`] is the
+    /// same for a directory that may have no manifest.
+    pub fn tier_path(&self, dir: &Path, n: u8) -> PathBuf {
+        tier_path(dir, Some(self), n)
+    }
+}
+
+/// The file of tier `n` in `dir`: the name `manifest` records for it, or `tier-NN.owt`
+/// ([`format::tier_file_name`]) if it records none or there is no manifest. Every reader of
+/// a directory finds its tables here.
+pub fn tier_path(dir: &Path, manifest: Option<&Manifest>, n: u8) -> PathBuf {
+    match manifest.and_then(|m| m.tiers.get(&n)) {
+        Some(e) => dir.join(&e.file),
+        None => dir.join(tier_file_name(n)),
+    }
+}
+
+/// The rules of the tables in `dir`: the manifest's if there is one, or else those of the
+/// lowest tier whose table file (`tier-NN.owt`) opens; `None` for a directory without
+/// either.
+pub fn tables_rules(dir: &Path, manifest: Option<&Manifest>) -> Option<Rules> {
+    match manifest {
+        Some(m) => Some(m.rules),
+        None => (0..=MAX_SEEDS)
+            .map(|n| dir.join(tier_file_name(n)))
+            .filter(|p| p.is_file())
+            .find_map(|p| Table::open(&p).ok().map(|t| t.rules())),
     }
 }
 
@@ -265,7 +283,7 @@ mod tests {
     fn entry(n: u8) -> TierEntry {
         TierEntry {
             verified: None,
-            file: format::tier_file_name(n),
+            file: tier_file_name(n),
             entries: tier_size(n, IndexKind::Reachable),
             file_size: 136,
             checksum: "0".repeat(64),
@@ -313,16 +331,113 @@ mod tests {
         sum.tiers.get_mut(&3).unwrap().checksum = "xyz".into();
         assert!(bad(&sum).contains("not 64 hex digits"));
 
-        let mut index = m.clone();
-        index.index = "sparse".into();
-        assert!(bad(&index).contains("index `sparse`"));
-
-        let mut rules = m;
-        rules.rules = "oware".into();
-        let e = bad(&rules);
+        let text = |rules: &str, index: &str| {
+            format!(r#"{{"format": 1, "rules": "{rules}", "index": "{index}", "tiers": {{}}}}"#)
+        };
+        let e = Manifest::parse(&text("abapa", "sparse"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("index `sparse`"), "{e}");
+        let e = Manifest::parse(&text("oware", "reachable"))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("manifest.json") && e.contains("rules `oware`"),
             "{e}"
         );
+        let m = Manifest::parse(&text("abapa+capture=2,1", "dense")).unwrap();
+        assert_eq!(m.rules.to_string(), "abapa+capture=1,2");
+        assert_eq!(m.index, IndexKind::Dense);
+    }
+
+    /// A manifest as `oware generate` and `oware verify --deep` wrote it before its fields had
+    /// types (rules and index as text): it loads, and saves back byte for byte.
+    const WRITTEN: &str = r#"{
+  "format": 1,
+  "rules": "awari+grand-slam=illegal",
+  "index": "reachable",
+  "tiers": {
+    "0": {
+      "file": "tier-00.owt",
+      "entries": 1,
+      "file_size": 152,
+      "checksum": "e22a5cee344d0e365bcd03713fb49d2732e30a7347008b2b63f30d55d5044f7d",
+      "stats": {
+        "histogram": {
+          "0": 1
+        },
+        "finite": 1,
+        "endless": 0,
+        "seconds": 0.008398233,
+        "threads": 1
+      },
+      "verified": "e22a5cee344d0e365bcd03713fb49d2732e30a7347008b2b63f30d55d5044f7d"
+    },
+    "1": {
+      "file": "tier-01.owt",
+      "entries": 12,
+      "file_size": 161,
+      "checksum": "eea573846e97e98e6a83d76e42d5f4242c167ff71cd70cfa8e7af6012cf9b0bf",
+      "stats": {
+        "histogram": {
+          "-1": 7,
+          "1": 5
+        },
+        "finite": 12,
+        "endless": 0,
+        "seconds": 0.007682174,
+        "threads": 1
+      },
+      "verified": "eea573846e97e98e6a83d76e42d5f4242c167ff71cd70cfa8e7af6012cf9b0bf"
+    },
+    "2": {
+      "file": "tier-02.owt",
+      "entries": 78,
+      "file_size": 189,
+      "checksum": "8cc74e2fae4249756d978b52e015856d8dbada6052a8964eb1b04823dc5a4862",
+      "stats": {
+        "histogram": {
+          "-2": 40,
+          "0": 14,
+          "2": 24
+        },
+        "finite": 65,
+        "endless": 13,
+        "seconds": 0.007892899,
+        "threads": 1
+      },
+      "verified": "8cc74e2fae4249756d978b52e015856d8dbada6052a8964eb1b04823dc5a4862"
+    }
+  }
+}
+"#;
+
+    #[test]
+    fn manifests_written_before_load_and_save_unchanged() {
+        let m = Manifest::parse(WRITTEN).unwrap();
+        assert_eq!(
+            m.rules,
+            "awari+grand-slam=illegal".parse::<Rules>().unwrap()
+        );
+        assert_eq!(m.index, IndexKind::Reachable);
+        assert_eq!(m.tiers.len(), 3);
+        assert_eq!(m.tiers[&1].stats.as_ref().unwrap().histogram[&-1], 7);
+        assert_eq!(m.tiers[&2].verified.as_ref(), Some(&m.tiers[&2].checksum));
+        let dir = tempfile::tempdir().unwrap();
+        m.save(dir.path()).unwrap();
+        let back = fs::read_to_string(dir.path().join(MANIFEST_FILE)).unwrap();
+        assert_eq!(back, WRITTEN);
+        assert_eq!(Manifest::load(dir.path()).unwrap(), Some(m));
+    }
+
+    #[test]
+    fn tier_paths_follow_the_manifest() {
+        let dir = Path::new("tables");
+        let mut m = Manifest::new(&Rules::ABAPA);
+        m.tiers.insert(3, entry(3));
+        m.tiers.get_mut(&3).unwrap().file = "three.owt".into();
+        assert_eq!(m.tier_path(dir, 3), dir.join("three.owt"));
+        assert_eq!(tier_path(dir, Some(&m), 4), dir.join("tier-04.owt"));
+        assert_eq!(tier_path(dir, None, 3), dir.join("tier-03.owt"));
     }
 }

@@ -3,7 +3,7 @@
 //!
 //! Their files hold the positions of tier `N` whose opponent side (houses 6..12) has at least
 //! one empty house — the same set as this library's reachable index
-//! ([`crate::IndexKind::Reachable`]) — in increasing lexicographic order of
+//! ([`crate::index::IndexKind::Reachable`]) — in increasing lexicographic order of
 //! `(h11, h10, ..., h0)`, house 11 most significant. [`RomeinOrder`] ranks, unranks and walks
 //! that order; a file of tier `N` is [`RomeinOrder::size`] bytes long, `C(N+11, 11) −
 //! C(N+5, 11)`.

@@ -298,6 +298,23 @@ impl FromStr for Rules {
     }
 }
 
+/// Serialized as its canonical text form (as in a table header and `manifest.json`).
+impl serde::Serialize for Rules {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// Deserialized from any text form [`Rules::from_str`](std::str::FromStr) accepts; the
+/// error names the text.
+impl<'de> serde::Deserialize<'de> for Rules {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = <String as serde::Deserialize>::deserialize(d)?;
+        text.parse()
+            .map_err(|e| serde::de::Error::custom(format!("rules `{text}`: {e}")))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -158,7 +158,8 @@ impl Table {
     /// alternative to a memory map. [`Table::path`] is `<memory>`, and errors name it.
     ///
     /// ```
-    /// use oware_db::{Error, Table};
+    /// use oware_db::Error;
+    /// use oware_db::table::Table;
     /// assert!(matches!(Table::from_bytes(b"not a table".to_vec()), Err(Error::BadMagic { .. })));
     /// ```
     ///

@@ -5,9 +5,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use crate::error::Error;
-use crate::format;
 use crate::index::TierIndex;
-use crate::manifest::Manifest;
+use crate::manifest::{self, Manifest, MANIFEST_FILE};
 use crate::moves::Outcome;
 use crate::position::{Position, MAX_SEEDS};
 use crate::rules::Rules;
@@ -94,23 +93,40 @@ pub struct Tablebase {
 }
 
 impl Tablebase {
-    /// Opens the directory `dir` for probes under `rules`. Reads `manifest.json` if there is
-    /// one and refuses other rules; tables are opened on first use.
+    /// Opens the directory `dir` for probes under the rules its tables were built with:
+    /// those of its `manifest.json`; without a manifest, those of its lowest tier whose
+    /// `tier-NN.owt` opens; for a directory with neither, the default rules
+    /// ([`Rules::ABAPA`]), under which positions that need no table (tier 0, ended games)
+    /// are still answered. Tables are opened on first use.
     ///
     /// # Errors
-    /// [`Error::Io`] if `dir` is not a readable directory, [`Error::Manifest`],
-    /// [`Error::RulesMismatch`].
-    pub fn open(dir: &Path, rules: &Rules) -> Result<Tablebase, Error> {
+    /// [`Error::Io`] if `dir` is not a readable directory, [`Error::Manifest`] if its
+    /// manifest is not valid.
+    pub fn open(dir: &Path) -> Result<Tablebase, Error> {
+        let manifest = Self::read_manifest(dir)?;
+        let rules = manifest::tables_rules(dir, manifest.as_ref()).unwrap_or_default();
+        Ok(Self::with(vec![(dir.to_path_buf(), manifest)], rules))
+    }
+
+    /// Opens the directory `dir` for probes under `rules`, refusing a directory whose tables
+    /// were built under other rules (those of its manifest, or without one of its lowest
+    /// table, as [`Tablebase::open`] reads them). Tables are opened on first use, and each
+    /// is checked against `rules` then.
+    ///
+    /// # Errors
+    /// As [`Tablebase::open`]; [`Error::RulesMismatch`] if the tables were built under
+    /// other rules.
+    pub fn open_with_rules(dir: &Path, rules: &Rules) -> Result<Tablebase, Error> {
         Tablebase::open_dirs(&[dir], rules)
     }
 
     /// Opens several directories as one for probes under `rules`: each tier's table is taken
-    /// from the first directory that holds it. Each manifest is read as in
-    /// [`Tablebase::open`].
+    /// from the first directory that holds it. Each directory is checked as in
+    /// [`Tablebase::open_with_rules`].
     ///
     /// # Errors
-    /// As [`Tablebase::open`], for any of the directories; [`Error::InvalidState`] for no
-    /// directory.
+    /// As [`Tablebase::open_with_rules`], for any of the directories;
+    /// [`Error::InvalidState`] for no directory.
     pub fn open_dirs<P: AsRef<Path>>(dirs: &[P], rules: &Rules) -> Result<Tablebase, Error> {
         if dirs.is_empty() {
             return Err(Error::InvalidState("no directory of tables given".into()));
@@ -118,25 +134,33 @@ impl Tablebase {
         let mut opened = Vec::with_capacity(dirs.len());
         for dir in dirs {
             let dir = dir.as_ref();
-            std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
-            let manifest = Manifest::load(dir)?;
-            if let Some(m) = &manifest {
-                let table_rules = m.rules()?;
-                if table_rules != *rules {
+            let manifest = Self::read_manifest(dir)?;
+            if let Some(table) = manifest::tables_rules(dir, manifest.as_ref()) {
+                if table != *rules {
                     return Err(Error::RulesMismatch {
-                        table: table_rules.to_string(),
-                        asked: rules.to_string(),
+                        table,
+                        asked: *rules,
                     });
                 }
             }
             opened.push((dir.to_path_buf(), manifest));
         }
-        Ok(Tablebase {
-            dirs: opened,
-            rules: *rules,
+        Ok(Self::with(opened, *rules))
+    }
+
+    /// The manifest of `dir`, once `dir` is known to be a readable directory.
+    fn read_manifest(dir: &Path) -> Result<Option<Manifest>, Error> {
+        std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+        Manifest::load(dir)
+    }
+
+    fn with(dirs: Vec<(PathBuf, Option<Manifest>)>, rules: Rules) -> Tablebase {
+        Tablebase {
+            dirs,
+            rules,
             tables: (0..=MAX_SEEDS).map(|_| OnceLock::new()).collect(),
             check_files: false,
-        })
+        }
     }
 
     /// Makes every use of an open table first check that its file still has its length
@@ -163,10 +187,9 @@ impl Tablebase {
     /// The directory and manifest that tier `n` is read from: the first directory whose
     /// table of tier `n` exists, or the first directory.
     fn source(&self, n: u8) -> &(PathBuf, Option<Manifest>) {
-        let file = format::tier_file_name(n);
         self.dirs
             .iter()
-            .find(|(d, _)| d.join(&file).exists())
+            .find(|(d, m)| manifest::tier_path(d, m.as_ref(), n).exists())
             .unwrap_or(&self.dirs[0])
     }
 
@@ -180,19 +203,23 @@ impl Tablebase {
         self.dirs[0].1.as_ref()
     }
 
-    /// The path of tier `n`'s table (in the first directory that holds it, of several).
+    /// The path of tier `n`'s table: in the first directory that holds it (of several), the
+    /// file its manifest names for it, or `tier-NN.owt` ([`manifest::tier_path`]).
     pub fn tier_path(&self, n: u8) -> PathBuf {
-        self.source(n).0.join(format::tier_file_name(n))
+        let (dir, manifest) = self.source(n);
+        manifest::tier_path(dir, manifest.as_ref(), n)
     }
 
     /// The table of tier `n`, opened (and checked against the rules) on first use.
     ///
     /// # Errors
-    /// [`Error::MissingTier`], [`Error::RulesMismatch`], [`Error::BadHeader`] (the file holds
-    /// another tier, or disagrees with the manifest), and every error of [`Table::open`].
+    /// [`Error::TierOutOfRange`] for `n` over 48, [`Error::MissingTier`],
+    /// [`Error::RulesMismatch`], [`Error::BadHeader`] (the file holds another tier),
+    /// [`Error::Manifest`] (it disagrees with the manifest), and every error of
+    /// [`Table::open`].
     pub fn table(&self, n: u8) -> Result<&Table, Error> {
         let Some(cell) = self.tables.get(usize::from(n)) else {
-            return Err(Error::InvalidState(format!("tier {n} is over 48")));
+            return Err(Error::TierOutOfRange(n));
         };
         if let Some(t) = cell.get() {
             if self.check_files {
@@ -201,7 +228,7 @@ impl Tablebase {
             return Ok(t);
         }
         let (dir, manifest) = self.source(n);
-        let path = dir.join(format::tier_file_name(n));
+        let path = manifest::tier_path(dir, manifest.as_ref(), n);
         // A symbolic link that leads nowhere (dangling, or a loop) is not a missing tier:
         // opening it names what is wrong.
         if std::fs::symlink_metadata(&path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
@@ -211,8 +238,8 @@ impl Tablebase {
         let t = Table::open(&path)?;
         if t.rules() != self.rules {
             return Err(Error::RulesMismatch {
-                table: t.rules().to_string(),
-                asked: self.rules.to_string(),
+                table: t.rules(),
+                asked: self.rules,
             });
         }
         if t.tier() != n {
@@ -224,7 +251,7 @@ impl Tablebase {
         if let Some(e) = manifest.as_ref().and_then(|m| m.tiers.get(&n)) {
             if e.entries != t.len() || e.file_size != t.file_size() {
                 return Err(Error::Manifest {
-                    path: dir.join(crate::manifest::MANIFEST_FILE),
+                    path: dir.join(MANIFEST_FILE),
                     detail: format!(
                         "tier {n}: manifest says {} entries in {} bytes, the file has {} in {}",
                         e.entries,
@@ -236,9 +263,7 @@ impl Tablebase {
             }
         }
         // Another thread may have opened it meanwhile; either copy is good.
-        let _ = cell.set(t);
-        cell.get()
-            .ok_or_else(|| Error::InvalidState("table cache".into()))
+        Ok(cell.get_or_init(|| t))
     }
 
     /// The score stored for a position the index holds, or `None` if it holds no entry for
@@ -344,7 +369,7 @@ impl Tablebase {
     /// difference is `mover_captured − opponent_captured + score(p)`.
     ///
     /// # Errors
-    /// [`Error::InvalidState`] if the captures and the board hold more than 48 seeds; as
+    /// [`Error::TooManySeeds`] if the captures and the board hold more than 48 seeds; as
     /// [`Tablebase::score`].
     pub fn outcome(
         &self,
@@ -352,31 +377,42 @@ impl Tablebase {
         mover_captured: u8,
         opponent_captured: u8,
     ) -> Result<GameOutcome, Error> {
-        let n = u32::from(p.seeds());
-        let total = n + u32::from(mover_captured) + u32::from(opponent_captured);
+        let board = p.seeds();
+        let total = u32::from(board) + u32::from(mover_captured) + u32::from(opponent_captured);
         if total > u32::from(MAX_SEEDS) {
-            return Err(Error::InvalidState(format!(
-                "{n} seeds on the board and {mover_captured} + {opponent_captured} captured: \
-                 {total} > 48"
-            )));
+            return Err(Error::TooManySeeds {
+                board,
+                mover_captured,
+                opponent_captured,
+            });
         }
         let score = self.score(p)?;
-        Ok(game_outcome(n, mover_captured, opponent_captured, score))
+        Ok(GameOutcome::new(
+            board,
+            mover_captured,
+            opponent_captured,
+            score,
+        ))
     }
 }
 
-/// The outcome from the board's seed count `n`, the captures so far and the score.
-pub fn game_outcome(n: u32, mover_captured: u8, opponent_captured: u8, score: i8) -> GameOutcome {
-    let a = f64::from(mover_captured);
-    let b = f64::from(opponent_captured);
-    let s = f64::from(score);
-    let n = f64::from(n);
-    let difference = i32::from(mover_captured) - i32::from(opponent_captured) + i32::from(score);
-    GameOutcome {
-        result: GameResult::of(difference),
-        score,
-        difference,
-        mover_total: a + (n + s) / 2.0,
-        opponent_total: b + (n - s) / 2.0,
+impl GameOutcome {
+    /// The outcome of a game with `board` seeds on the board, the captures so far and the
+    /// score of the position (as [`Tablebase::outcome`] computes it, for a score found
+    /// otherwise).
+    pub fn new(board: u8, mover_captured: u8, opponent_captured: u8, score: i8) -> GameOutcome {
+        let a = f64::from(mover_captured);
+        let b = f64::from(opponent_captured);
+        let s = f64::from(score);
+        let n = f64::from(board);
+        let difference =
+            i32::from(mover_captured) - i32::from(opponent_captured) + i32::from(score);
+        GameOutcome {
+            result: GameResult::of(difference),
+            score,
+            difference,
+            mover_total: a + (n + s) / 2.0,
+            opponent_total: b + (n - s) / 2.0,
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! The number of positions of Romein and Bal's database, 889,063,398,406, from the tier sizes
 //! of the reachable index: every tier except 47, plus the start position.
 
-use oware_db::{tier_size, IndexKind, Outcome, Position, Rules};
+use oware_db::index::{tier_size, IndexKind};
+use oware_db::{Outcome, Position, Rules};
 
 /// A random position of `n` seeds (a uniform composition of `n` into 12 houses).
 fn random_position(rng: &mut fastrand::Rng, n: u8) -> Position {

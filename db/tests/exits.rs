@@ -7,8 +7,9 @@
 mod common;
 
 use common::rules_under_test;
+use oware_db::index::{IndexKind, TierIndex};
 use oware_db::retro::ExitMoves;
-use oware_db::{IndexKind, Move, Outcome, Position, Rules, TierIndex};
+use oware_db::{Move, Outcome, Position, Rules};
 
 /// What `for_each_move` says: the moves that leave the tier, and the count of the others
 /// (`None` without any legal move).

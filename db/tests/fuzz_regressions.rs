@@ -1,7 +1,7 @@
 //! Inputs that the fuzz targets of `fuzz/` (`scripts/fuzz`) found to crash, kept as tests:
 //! each file of `tests/fuzz-regressions/` (or bytes inline) and what it broke.
 
-use oware_db::Manifest;
+use oware_db::manifest::Manifest;
 
 /// `manifest` target (its checksum since made valid, as the manifest check now asks): a
 /// `seconds` of 118 digits parsed to a float that printed back

@@ -8,8 +8,9 @@
 
 use std::collections::HashMap;
 
+use oware_db::index::{binomial, IndexKind, TierIndex};
 use oware_db::retro::rank_of_child;
-use oware_db::{binomial, IndexKind, Position, TierIndex};
+use oware_db::Position;
 use proptest::prelude::*;
 
 const KINDS: [IndexKind; 2] = [IndexKind::Dense, IndexKind::Reachable];

@@ -8,7 +8,9 @@
 //! The reference generator is also compared move by move with [`Position::moves`] on every
 //! node of those trees and on every position of the small tiers.
 
-use oware_db::{GrandSlam, IndexKind, Outcome, Position, Rules, Starve, TierIndex};
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::rules::{GrandSlam, Starve};
+use oware_db::{Outcome, Position, Rules};
 
 const PERFT_CSV: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/vectors/perft.csv");
 
@@ -207,7 +209,7 @@ fn compare_tree(p: &Position, rules: &Rules, depth: u32) {
 fn every_rules() -> Vec<Rules> {
     let mut v = Vec::new();
     for grand_slam in GrandSlam::ALL {
-        for capture in oware_db::CaptureSet::all() {
+        for capture in oware_db::rules::CaptureSet::all() {
             for starve in Starve::ALL {
                 v.push(Rules {
                     grand_slam,

@@ -13,7 +13,8 @@
 mod common;
 
 use common::rules_under_test;
-use oware_db::{IndexKind, Outcome, Position, Rules, TierIndex};
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::{Outcome, Position, Rules};
 
 /// Highest tier checked exhaustively (tier 10 has 352,716 positions).
 const MAX_TIER: u8 = 10;

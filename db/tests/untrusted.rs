@@ -3,16 +3,19 @@
 //! never a panic. The fuzz targets of `fuzz/` (run by `scripts/fuzz`) search the same
 //! inputs at random; an input they find that crashes belongs in `fuzz_regressions.rs`.
 
-use oware_db::{
-    check_table, write_table_with, Compression, Error, IndexKind, Manifest, Rules, Table,
-    TierEntry, WriteOptions,
-};
+use oware_db::check::check_table;
+use oware_db::format::Compression;
+use oware_db::index::IndexKind;
+use oware_db::manifest::{Manifest, TierEntry};
+use oware_db::table::Table;
+use oware_db::write::{write_table_with, WriteOptions};
+use oware_db::{Error, Rules};
 
 /// The bytes of a small table of tier `n` (made-up scores in the tier's range), in many
 /// blocks and sub-blocks.
 fn table_bytes(n: u8, compression: Compression) -> Vec<u8> {
     let dir = tempfile::tempdir().unwrap();
-    let size = oware_db::tier_size(n, IndexKind::Reachable) as usize;
+    let size = oware_db::index::tier_size(n, IndexKind::Reachable) as usize;
     let span = 2 * usize::from(n) + 1;
     let scores: Vec<i8> = (0..size)
         .map(|i| ((i * 7) % span) as i8 - n as i8)

@@ -6,7 +6,10 @@
 
 use std::path::{Path, PathBuf};
 
-use oware_db::{write_table_with, Compression, IndexKind, Table, WriteOptions};
+use oware_db::format::Compression;
+use oware_db::index::IndexKind;
+use oware_db::table::Table;
+use oware_db::write::{write_table_with, WriteOptions};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args_os().skip(1);
@@ -42,7 +45,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         // The dense index of the small tiers (made-up scores in the tier's range).
         if tier <= 4 {
-            let size = oware_db::tier_size(tier, IndexKind::Dense) as usize;
+            let size = oware_db::index::tier_size(tier, IndexKind::Dense) as usize;
             let span = 2 * usize::from(tier) + 1;
             let scores: Vec<i8> = (0..size).map(|i| (i % span) as i8 - tier as i8).collect();
             for compression in Compression::ALL {

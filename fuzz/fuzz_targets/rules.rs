@@ -6,7 +6,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use oware_db::{tier_file_name, tier_of_file_name, Compression, Rules};
+use oware_db::format::{tier_file_name, tier_of_file_name, Compression};
+use oware_db::Rules;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

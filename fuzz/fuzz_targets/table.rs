@@ -8,7 +8,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use oware_db::{check_table, Table, TierEntry};
+use oware_db::check::check_table;
+use oware_db::manifest::TierEntry;
+use oware_db::table::Table;
 use oware_fuzz::{fix_checksums, Probe};
 
 /// Tables with more entries than this are probed, not read whole (a few bytes of a corrupt

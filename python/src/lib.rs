@@ -32,9 +32,10 @@ fn to_py(e: db::Error) -> PyErr {
     let message = e.to_string();
     match e {
         db::Error::MissingTier { .. } => MissingTierError::new_err(message),
-        db::Error::InvalidState(_) | db::Error::RulesMismatch { .. } => {
-            PyValueError::new_err(message)
-        }
+        db::Error::InvalidState(_)
+        | db::Error::TooManySeeds { .. }
+        | db::Error::TierOutOfRange(_)
+        | db::Error::RulesMismatch { .. } => PyValueError::new_err(message),
         db::Error::Io { source, .. } => {
             PyOSError::new_err((source.raw_os_error().unwrap_or(0), message))
         }
@@ -282,13 +283,8 @@ fn directories(dirs: &Bound<'_, PyTuple>) -> PyResult<Vec<PathBuf>> {
 /// The rules of the tables in `dir`: its manifest's, or without one the first table's that
 /// opens; `None` for a directory without tables (as the command line reads them).
 fn tables_rules(dir: &Path) -> Result<Option<db::Rules>, db::Error> {
-    match db::Manifest::load(dir)? {
-        Some(m) => m.rules().map(Some),
-        None => Ok((0..=db::MAX_SEEDS)
-            .map(|n| dir.join(db::tier_file_name(n)))
-            .filter(|p| p.is_file())
-            .find_map(|p| db::Table::open(&p).ok().map(|t| t.rules()))),
-    }
+    let manifest = db::manifest::Manifest::load(dir)?;
+    Ok(db::manifest::tables_rules(dir, manifest.as_ref()))
 }
 
 /// The rules to probe `dirs` under: the tables' own, which every directory must share, and
@@ -312,10 +308,9 @@ fn resolve_rules(dirs: &[PathBuf], asked: Option<db::Rules>) -> PyResult<db::Rul
         }
     }
     match (found, asked) {
-        (Some((f, _)), Some(a)) if f != a => Err(to_py(db::Error::RulesMismatch {
-            table: f.to_string(),
-            asked: a.to_string(),
-        })),
+        (Some((f, _)), Some(a)) if f != a => {
+            Err(to_py(db::Error::RulesMismatch { table: f, asked: a }))
+        }
         (Some((f, _)), _) => Ok(f),
         (None, a) => Ok(a.unwrap_or(db::Rules::ABAPA)),
     }
@@ -582,7 +577,7 @@ fn _oware(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyTablebase>()?;
     m.add("TableError", m.py().get_type::<TableError>())?;
     m.add("MissingTierError", m.py().get_type::<MissingTierError>())?;
-    m.add("PRESETS", db::PRESETS.to_vec())?;
+    m.add("PRESETS", db::rules::PRESETS.to_vec())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

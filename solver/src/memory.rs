@@ -2,7 +2,8 @@
 //! available: every figure that generation and verification check before they start, and
 //! that `oware verify --start` reports.
 
-use oware_db::{tier_size, IndexKind, Rules};
+use oware_db::index::{tier_size, IndexKind};
+use oware_db::Rules;
 
 use crate::granule::{DIRTY, LEVEL_GRANULE};
 

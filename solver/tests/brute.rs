@@ -5,7 +5,8 @@ mod common;
 
 use std::sync::Arc;
 
-use oware_db::{IndexKind, Rules, TierIndex};
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::Rules;
 use oware_solver::{solve_tier_tuned, LowerTiers, NoProgress, Tuning};
 
 #[test]

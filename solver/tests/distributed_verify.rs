@@ -4,7 +4,12 @@
 
 use std::path::Path;
 
-use oware_db::{IndexKind, Manifest, Rules, Table, TierCheck, WriteOptions};
+use oware_db::check::TierCheck;
+use oware_db::index::IndexKind;
+use oware_db::manifest::Manifest;
+use oware_db::table::Table;
+use oware_db::write::WriteOptions;
+use oware_db::Rules;
 use oware_solver::distributed::{LocalComm, ThreadComm};
 use oware_solver::{
     generate, verify_deep, CheckObserver, GenerateObserver, GenerateOptions, NoProgress, Phase,
@@ -91,7 +96,7 @@ fn rewrite(dir: &Path, rules: &Rules, n: u8, change: impl Fn(&mut [i8])) {
     let path = dir.join(format!("tier-{n:02}.owt"));
     let mut scores = Table::open(&path).unwrap().read_all().unwrap();
     change(&mut scores);
-    let w = oware_db::write_table_with(
+    let w = oware_db::write::write_table_with(
         dir,
         rules,
         n,

@@ -7,7 +7,9 @@ mod common;
 
 use std::sync::Arc;
 
-use oware_db::{IndexKind, Rules, TierIndex, WriteOptions};
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::write::WriteOptions;
+use oware_db::Rules;
 use oware_solver::{
     cut_slices, solve_tier_sliced, write_table_parallel, LowerTiers, NoProgress, ScoreSource,
     SolveError, TableSource, Tuning, SLICE_ALIGN,

@@ -1,8 +1,12 @@
 //! Tables written with either block compression read back exactly through
-//! `oware_db::Table` (`get` of every entry and `read_all`), for random block and sub-block
+//! `oware_db::table::Table` (`get` of every entry and `read_all`), for random block and sub-block
 //! sizes, code length limits and score distributions.
 
-use oware_db::{write_table_with, Compression, IndexKind, Rules, Table, TierIndex, WriteOptions};
+use oware_db::format::Compression;
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::table::Table;
+use oware_db::write::{write_table_with, WriteOptions};
+use oware_db::Rules;
 use oware_solver::write_table_parallel;
 use proptest::prelude::*;
 

@@ -2,7 +2,11 @@
 //! the table cut at every length; each open, probe and checksum returns an error or the
 //! correct value, and the whole-file checksum always catches the damage.
 
-use oware_db::{Compression, IndexKind, Rules, Table, WriteOptions};
+use oware_db::format::Compression;
+use oware_db::index::IndexKind;
+use oware_db::table::Table;
+use oware_db::write::WriteOptions;
+use oware_db::Rules;
 use oware_solver::write_table_parallel;
 
 mod synthetic;

@@ -1,12 +1,14 @@
 //! Tables written by `oware_db`'s writer (and the parallel driver of `oware_solver`) read
-//! back exactly through `oware_db::Table`.
+//! back exactly through `oware_db::table::Table`.
 
 mod synthetic;
 
-use oware_db::{
-    tier_file_name, write_table, write_table_with, Compression, Error, IndexKind, Manifest, Rules,
-    Table, TierIndex, WriteOptions,
-};
+use oware_db::format::{tier_file_name, Compression};
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::manifest::Manifest;
+use oware_db::table::Table;
+use oware_db::write::{write_table, write_table_with, WriteOptions};
+use oware_db::{Error, Rules};
 use oware_solver::write_table_parallel;
 use synthetic::{synth, synth_tier};
 
@@ -151,8 +153,8 @@ fn manifest_round_trips() {
     assert_eq!(Manifest::load(dir.path()).unwrap(), None);
     synthetic::build_dir(dir.path(), &Rules::ABAPA, 3, &WriteOptions::default());
     let m = Manifest::load(dir.path()).unwrap().unwrap();
-    assert_eq!(m.rules().unwrap(), Rules::ABAPA);
-    assert_eq!(m.index, "reachable");
+    assert_eq!(m.rules, Rules::ABAPA);
+    assert_eq!(m.index, IndexKind::Reachable);
     assert_eq!(m.tiers.len(), 4);
     assert_eq!(m.tiers[&3].file, "tier-03.owt");
     assert!(!dir.path().join("manifest.json.tmp").exists());

@@ -3,10 +3,10 @@
 
 mod synthetic;
 
-use oware_db::{
-    Error, GameResult, IndexKind, Manifest, Outcome, Position, Rules, Tablebase, TierIndex,
-    WriteOptions,
-};
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::manifest::Manifest;
+use oware_db::write::WriteOptions;
+use oware_db::{Error, GameResult, Outcome, Position, Rules, Tablebase};
 use synthetic::synth;
 
 const MAX: u8 = 10;
@@ -54,7 +54,8 @@ fn expected_moves(p: &Position, rules: &Rules) -> Vec<(u8, u8, i8)> {
 fn scores_and_moves_follow_the_tables() {
     for rules in [Rules::ABAPA, Rules::AWARI] {
         let dir = setup(&rules);
-        let tb = Tablebase::open(dir.path(), &rules).unwrap();
+        let tb = Tablebase::open(dir.path()).unwrap();
+        assert_eq!(*tb.rules(), rules);
         for n in [1u8, 4, 7, MAX] {
             let idx = TierIndex::new(n, IndexKind::Reachable);
             for i in (0..idx.size()).step_by(97) {
@@ -85,7 +86,7 @@ fn scores_and_moves_follow_the_tables() {
 fn unreachable_positions_get_a_one_ply_answer() {
     let rules = Rules::ABAPA;
     let dir = setup(&rules);
-    let tb = Tablebase::open(dir.path(), &rules).unwrap();
+    let tb = Tablebase::open_with_rules(dir.path(), &rules).unwrap();
     // Every opponent house holds a seed: no move leads here, so no table stores it.
     for s in [
         "1 1 1 1 0 0 1 1 1 1 1 1",
@@ -111,7 +112,9 @@ fn unreachable_positions_get_a_one_ply_answer() {
 #[test]
 fn no_table_needed_for_tier_zero_and_ended_games() {
     let empty = tempfile::tempdir().unwrap();
-    let tb = Tablebase::open(empty.path(), &Rules::ABAPA).unwrap();
+    // A directory without tables or manifest: the default rules.
+    let tb = Tablebase::open(empty.path()).unwrap();
+    assert_eq!(*tb.rules(), Rules::ABAPA);
     assert_eq!(tb.score(&Position::default()).unwrap(), 0);
     // The mover has no seed: the opponent takes all.
     assert_eq!(tb.score(&pos("0 0 0 0 0 0 0 3 0 0 2 0")).unwrap(), -5);
@@ -129,7 +132,7 @@ fn no_table_needed_for_tier_zero_and_ended_games() {
 fn best_line_follows_best_moves() {
     let rules = Rules::ABAPA;
     let dir = setup(&rules);
-    let tb = Tablebase::open(dir.path(), &rules).unwrap();
+    let tb = Tablebase::open_with_rules(dir.path(), &rules).unwrap();
     let start = pos("2 1 0 0 3 0 1 0 2 1 0 0");
     let line = tb.best_line(&start, 12).unwrap();
     assert!(!line.is_empty() && line.len() <= 12);
@@ -149,7 +152,7 @@ fn best_line_follows_best_moves() {
 fn outcome_adds_captures() {
     let rules = Rules::ABAPA;
     let dir = setup(&rules);
-    let tb = Tablebase::open(dir.path(), &rules).unwrap();
+    let tb = Tablebase::open_with_rules(dir.path(), &rules).unwrap();
     let p = pos("2 1 0 0 3 0 1 0 2 1 0 0"); // 10 seeds
     let s = tb.score(&p).unwrap();
     let o = tb.outcome(&p, 20, 18).unwrap();
@@ -162,26 +165,50 @@ fn outcome_adds_captures() {
     assert_eq!(o.result, GameResult::Loss);
     assert!(matches!(
         tb.outcome(&p, 20, 19),
-        Err(Error::InvalidState(_))
+        Err(Error::TooManySeeds {
+            board: 10,
+            mover_captured: 20,
+            opponent_captured: 19
+        })
     ));
 }
 
 #[test]
 fn rules_mismatch_and_missing_tier() {
     let dir = setup(&Rules::ABAPA);
-    match Tablebase::open(dir.path(), &Rules::AWARI) {
+    let mismatch = |r: Result<Tablebase, Error>| match r {
+        Err(Error::RulesMismatch { table, asked }) => (table, asked),
+        other => panic!("{other:?}"),
+    };
+    // The manifest's rules refuse others.
+    assert_eq!(
+        mismatch(Tablebase::open_with_rules(dir.path(), &Rules::AWARI)),
+        (Rules::ABAPA, Rules::AWARI)
+    );
+    // Without a manifest, the rules are those of the lowest table.
+    let awari = setup(&Rules::AWARI);
+    std::fs::remove_file(awari.path().join("manifest.json")).unwrap();
+    let tb = Tablebase::open(awari.path()).unwrap();
+    assert_eq!(*tb.rules(), Rules::AWARI);
+    assert_eq!(
+        mismatch(Tablebase::open_with_rules(awari.path(), &Rules::ABAPA)),
+        (Rules::AWARI, Rules::ABAPA)
+    );
+    // A table of other rules among them is refused when first probed.
+    std::fs::copy(
+        dir.path().join("tier-10.owt"),
+        awari.path().join("tier-10.owt"),
+    )
+    .unwrap();
+    let p = pos("2 1 0 0 3 0 1 0 2 1 0 0");
+    match tb.score(&p) {
         Err(Error::RulesMismatch { table, asked }) => {
-            assert_eq!((table.as_str(), asked.as_str()), ("abapa", "awari"))
+            assert_eq!((table, asked), (Rules::ABAPA, Rules::AWARI))
         }
         other => panic!("{other:?}"),
     }
-    // Without the manifest, the table headers refuse the other rules on first probe.
-    std::fs::remove_file(dir.path().join("manifest.json")).unwrap();
-    let tb = Tablebase::open(dir.path(), &Rules::AWARI).unwrap();
-    let p = pos("2 1 0 0 3 0 1 0 2 1 0 0");
-    assert!(matches!(tb.score(&p), Err(Error::RulesMismatch { .. })));
     // A tier past the ones written.
-    let tb = Tablebase::open(dir.path(), &Rules::ABAPA).unwrap();
+    let tb = Tablebase::open(dir.path()).unwrap();
     let p = pos("2 1 0 0 3 0 1 0 2 1 1 0");
     match tb.score(&p) {
         Err(Error::MissingTier { tier, path }) => {
@@ -192,7 +219,7 @@ fn rules_mismatch_and_missing_tier() {
     }
     // A directory that does not exist.
     assert!(matches!(
-        Tablebase::open(&dir.path().join("nope"), &Rules::ABAPA),
+        Tablebase::open(&dir.path().join("nope")),
         Err(Error::Io { .. })
     ));
     let _ = Manifest::new(&Rules::ABAPA);
@@ -203,13 +230,13 @@ fn rules_mismatch_and_missing_tier() {
 fn tablebase_is_send_and_sync() {
     fn check<T: Send + Sync>() {}
     check::<Tablebase>();
-    check::<oware_db::Table>();
+    check::<oware_db::table::Table>();
 }
 
 #[test]
 fn several_directories_probe_as_one() {
     let whole = setup(&Rules::ABAPA);
-    let tb = Tablebase::open(whole.path(), &Rules::ABAPA).unwrap();
+    let tb = Tablebase::open(whole.path()).unwrap();
     // Even tiers in one directory (with the manifest), odd tiers in another (without).
     let (even, odd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     std::fs::copy(
@@ -240,7 +267,7 @@ fn several_directories_probe_as_one() {
         assert_eq!(split.moves(&p).unwrap(), tb.moves(&p).unwrap(), "{p}");
     }
     // Alone, each directory misses the other's tiers.
-    let alone = Tablebase::open(even.path(), &Rules::ABAPA).unwrap();
+    let alone = Tablebase::open(even.path()).unwrap();
     assert!(matches!(
         alone.score(&pos("2 1 0 0 3 0 1 0 2 0 0 0")),
         Err(Error::MissingTier { tier: 9, .. })

@@ -9,7 +9,8 @@ mod common;
 
 use std::sync::Arc;
 
-use oware_db::{IndexKind, Outcome, Position, Rules, TierIndex};
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::{Outcome, Position, Rules};
 use oware_solver::{
     solve_tier, verify_tier, verify_tier_in_place, LowerTiers, MismatchKind, NoProgress,
     VerifyLower, VerifyReport,

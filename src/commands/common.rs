@@ -4,7 +4,9 @@
 use std::path::Path;
 
 use anyhow::Context;
-use oware_db::{tier_file_name, Manifest, Position, Rules, Table, Tablebase, MAX_SEEDS};
+use oware_db::format::tier_file_name;
+use oware_db::manifest::{tables_rules, Manifest};
+use oware_db::{Position, Rules, Tablebase, MAX_SEEDS};
 
 /// A usage error found after the command line parsed (flags that do not go together):
 /// printed as any error, with exit status 2 as clap's own usage errors.
@@ -59,43 +61,23 @@ pub fn start_workers(threads: Option<usize>) -> anyhow::Result<()> {
         .context("cannot start worker threads")
 }
 
-/// The rules of the tables in `dir`: the manifest's, or without one the first table's that
-/// opens; `None` for a directory without tables.
-///
-/// # Errors
-/// [`oware_db::Error::Manifest`] if the manifest's rules do not parse.
-pub fn tables_rules(
-    dir: &Path,
-    manifest: Option<&Manifest>,
-) -> Result<Option<Rules>, oware_db::Error> {
-    Ok(match manifest {
-        Some(m) => Some(m.rules()?),
-        None => (0..=MAX_SEEDS)
-            .map(|n| dir.join(tier_file_name(n)))
-            .filter(|p| p.is_file())
-            .find_map(|p| Table::open(&p).ok().map(|t| t.rules())),
-    })
-}
-
 /// The rules a command works under, the same for every command: the tables' own rules
 /// ([`tables_rules`]), refusing `asked` if it differs; `asked` or `abapa` for a directory
 /// without tables.
 ///
 /// # Errors
-/// [`oware_db::Error::RulesMismatch`] if `asked` differs from the tables' rules;
-/// [`oware_db::Error::Manifest`] if the manifest's rules do not parse.
+/// [`oware_db::Error::RulesMismatch`] if `asked` differs from the tables' rules.
 pub fn resolve_rules(
     dir: &Path,
     manifest: Option<&Manifest>,
     asked: Option<Rules>,
 ) -> Result<Rules, oware_db::Error> {
-    match (tables_rules(dir, manifest)?, asked) {
-        (Some(f), Some(a)) if f != a => Err(oware_db::Error::RulesMismatch {
-            table: f.to_string(),
-            asked: a.to_string(),
-        }),
+    match (tables_rules(dir, manifest), asked) {
+        (Some(table), Some(asked)) if table != asked => {
+            Err(oware_db::Error::RulesMismatch { table, asked })
+        }
         (Some(f), _) => Ok(f),
-        (None, a) => Ok(a.unwrap_or(Rules::ABAPA)),
+        (None, a) => Ok(a.unwrap_or_default()),
     }
 }
 
@@ -187,15 +169,17 @@ pub fn parse_tiers(s: &str) -> Result<TierSelection, String> {
     Ok(TierSelection { items })
 }
 
-/// Opens the tables of `dir` for probes under the rules of [`resolve_rules`].
+/// Opens the tables of `dir` for probes under the rules of [`resolve_rules`]:
+/// [`Tablebase::open_with_rules`] with `--rules`, [`Tablebase::open`] without.
 ///
 /// # Errors
-/// As [`resolve_rules`] and [`Tablebase::open`], in the context of the directory.
+/// As [`Tablebase::open_with_rules`], in the context of the directory.
 pub fn open_tablebase(dir: &Path, asked: Option<Rules>) -> anyhow::Result<Tablebase> {
-    let opening = || format!("opening the tables in {}", dir.display());
-    let manifest = Manifest::load(dir).with_context(opening)?;
-    let rules = resolve_rules(dir, manifest.as_ref(), asked).with_context(opening)?;
-    Tablebase::open(dir, &rules).with_context(opening)
+    let tb = match asked {
+        Some(rules) => Tablebase::open_with_rules(dir, &rules),
+        None => Tablebase::open(dir),
+    };
+    tb.with_context(|| format!("opening the tables in {}", dir.display()))
 }
 
 /// Refuses tier `n` unless the filesystem of `dir` has `needed` bytes free (when it can
@@ -293,10 +277,15 @@ pub fn error_message(e: &anyhow::Error) -> String {
 }
 
 /// The error of [`oware_solver::generate`] for printing: a held lock as it is (`main` gives
-/// it exit status 2), any other error in the context of the directory.
+/// it exit status 2), any other error in the context of the directory, other rules with the
+/// way out.
 pub fn generate_error(e: oware_solver::GenerateError, dir: &std::path::Path) -> anyhow::Error {
     match e {
         oware_solver::GenerateError::Locked(e) => e.into(),
+        oware_solver::GenerateError::RulesMismatch { found, .. } => {
+            anyhow::anyhow!("{e}; use another directory or --rules {found}")
+                .context(format!("generating into {}", dir.display()))
+        }
         e => anyhow::Error::new(e).context(format!("generating into {}", dir.display())),
     }
 }

@@ -6,12 +6,14 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::bail;
-use oware_db::{
-    tier_file_name, Compression, IndexKind, Manifest, Rules, Table, TierIndex, MAX_SEEDS,
-};
+use oware_db::format::{tier_file_name, Compression};
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::manifest::{tables_rules, Manifest};
+use oware_db::table::Table;
+use oware_db::{Rules, MAX_SEEDS};
 use oware_solver::{GenerateOptions, TierReport};
 
-use super::common::{parse_threads, tables_rules};
+use super::common::parse_threads;
 use super::progress::{solve_phase, Bars};
 use super::ranks::run_on_ranks;
 
@@ -54,7 +56,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // A --rules that differs from the tables' is refused by `generate`, naming both.
     let rules = match args.rules {
         Some(r) => r,
-        None => tables_rules(&args.dir, manifest.as_ref())?.unwrap_or(Rules::ABAPA),
+        None => tables_rules(&args.dir, manifest.as_ref()).unwrap_or_default(),
     };
     let compression = resolve_compression(&args.dir, manifest.as_ref(), args.compression)?;
     let opts = GenerateOptions {

@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use oware_db::{tier_file_name, tier_of_file_name, Manifest, Table, TierStats};
+use oware_db::format::tier_of_file_name;
+use oware_db::manifest::{tier_path, Manifest, TierStats};
+use oware_db::table::Table;
 use serde_json::{json, Value};
 
 /// Arguments of `oware info`.
@@ -32,8 +34,10 @@ struct TierInfo {
 
 fn tier_info(args: &Args, manifest: Option<&Manifest>, n: u8) -> TierInfo {
     let entry = manifest.and_then(|m| m.tiers.get(&n));
-    let file = entry.map_or_else(|| tier_file_name(n), |e| e.file.clone());
-    let path = args.dir.join(&file);
+    let path = tier_path(&args.dir, manifest, n);
+    let file = path
+        .file_name()
+        .map_or_else(String::new, |f| f.to_string_lossy().into_owned());
     let mut row = json!({ "tier": n, "file": file });
     if let Some(s) = entry.and_then(|e| e.stats.as_ref()) {
         row["stats"] = serde_json::to_value(s).unwrap_or(Value::Null);
@@ -74,7 +78,7 @@ fn tier_info(args: &Args, manifest: Option<&Manifest>, n: u8) -> TierInfo {
         _ => state,
     };
     let state = match manifest {
-        Some(m) if m.rules().ok() != Some(t.rules()) => {
+        Some(m) if m.rules != t.rules() => {
             ok = false;
             format!(
                 "{state}; built under `{}`, the manifest says `{}`",
@@ -142,7 +146,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .map(|&n| tier_info(&args, manifest.as_ref(), n))
         .collect();
     let all_ok = infos.iter().all(|i| i.ok);
-    let rules = manifest.as_ref().map(|m| m.rules.clone()).or_else(|| {
+    let rules = manifest.as_ref().map(|m| m.rules.to_string()).or_else(|| {
         infos
             .iter()
             .find_map(|i| i.row["rules"].as_str().map(str::to_string))
@@ -156,7 +160,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let v = json!({
             "dir": args.dir.display().to_string(),
             "rules": rules,
-            "index": manifest.as_ref().map(|m| m.index.clone()),
+            "index": manifest.as_ref().map(|m| m.index.name()),
             "format": manifest.as_ref().map(|m| m.format),
             "manifest": manifest.is_some(),
             "entries": total_entries,
@@ -168,7 +172,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!("directory  {}", args.dir.display());
         println!("rules      {}", rules.as_deref().unwrap_or("(no tables)"));
         match &manifest {
-            Some(m) => println!("manifest   format {}, index {}", m.format, m.index),
+            Some(m) => println!("manifest   format {}, index {}", m.format, m.index.name()),
             None => println!("manifest   none"),
         }
         println!(

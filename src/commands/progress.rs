@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
-use oware_db::TierCheck;
+use oware_db::check::TierCheck;
 use oware_solver::{CheckObserver, GenerateObserver, Phase, Progress, TierReport};
 
 /// How progress is shown.

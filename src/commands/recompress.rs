@@ -6,7 +6,10 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
-use oware_db::{tier_file_name, Compression, Manifest, Table, TierEntry, WriteOptions};
+use oware_db::format::Compression;
+use oware_db::manifest::{tier_path, Manifest, TierEntry};
+use oware_db::table::Table;
+use oware_db::write::WriteOptions;
 use oware_solver::{write_table_parallel, TableDir, DEFAULT_BATCH_BLOCKS};
 
 /// Arguments of `oware recompress`.
@@ -107,16 +110,16 @@ fn rewrite(args: &Args) -> anyhow::Result<ExitCode> {
     };
     let mut manifest = Manifest::load(&args.out)?;
     for n in tiers {
-        let path = args.dir.join(tier_file_name(n));
+        let path = tier_path(&args.dir, source.as_ref(), n);
         let t0 = Instant::now();
         let table = Table::open(&path)?;
         let rules = table.rules();
         let m = manifest.get_or_insert_with(|| {
             let mut m = Manifest::new(&rules);
-            m.index = table.kind().name().to_string();
+            m.index = table.kind();
             m
         });
-        if m.rules()? != rules || m.index != table.kind().name() {
+        if m.rules != rules || m.index != table.kind() {
             bail!(
                 "{}: the manifest of {} records other rules or index",
                 path.display(),

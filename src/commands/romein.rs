@@ -1,16 +1,19 @@
 //! `oware export` and `oware import`: tables to and from the file format of the Romein-Bal
 //! Awari databases (`scores.N`, one signed byte per position in their order;
-//! [`oware_db::RomeinOrder`]).
+//! [`oware_db::romein::RomeinOrder`]).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
-use oware_db::{
-    tier_file_name, IndexKind, Manifest, RomeinOrder, Rules, Table, TierEntry, TierIndex,
-    WriteOptions, MAX_SEEDS,
-};
+use oware_db::format::tier_file_name;
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::manifest::{tier_path, Manifest, TierEntry};
+use oware_db::romein::RomeinOrder;
+use oware_db::table::Table;
+use oware_db::write::WriteOptions;
+use oware_db::{Rules, MAX_SEEDS};
 use oware_solver::{write_table_parallel, TableDir, DEFAULT_BATCH_BLOCKS};
 use rayon::prelude::*;
 
@@ -144,7 +147,7 @@ pub fn run_export(args: ExportArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("creating {}", args.out.display()))?;
     for n in tiers {
         let t0 = Instant::now();
-        let path = args.dir.join(tier_file_name(n));
+        let path = tier_path(&args.dir, manifest.as_ref(), n);
         if !path.is_file() {
             bail!("missing tier {n}: no table {}", path.display());
         }
@@ -227,18 +230,18 @@ fn import(args: &ImportArgs, tiers: &[u8]) -> anyhow::Result<ExitCode> {
     let rules = args.rules;
     let mut manifest = match Manifest::load(&args.dir)? {
         Some(m) => {
-            let theirs = m.rules()?;
-            if theirs != rules {
+            if m.rules != rules {
                 bail!(
-                    "{} holds tables under rules `{theirs}`, not `{rules}`",
-                    args.dir.display()
+                    "{} holds tables under rules `{}`, not `{rules}`",
+                    args.dir.display(),
+                    m.rules
                 );
             }
-            if m.index != IndexKind::Reachable.name() {
+            if m.index != IndexKind::Reachable {
                 bail!(
                     "{} holds tables of the `{}` index; imported tables use the `reachable` one",
                     args.dir.display(),
-                    m.index
+                    m.index.name()
                 );
             }
             m

@@ -1,6 +1,6 @@
 //! What the move tests share.
 
-use oware_db::GrandSlam;
+use oware_db::rules::GrandSlam;
 
 /// Every rules value the move tests check, by text: both presets and every option.
 pub fn rules_under_test() -> Vec<String> {

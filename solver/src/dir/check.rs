@@ -1,8 +1,10 @@
-//! The plain checks of a directory's tables ([`oware_db::check_tier`]), run in parallel.
+//! The plain checks of a directory's tables ([`oware_db::check::check_tier`]), run in parallel.
 
 use std::path::Path;
 
-use oware_db::{check_tier, tier_path, Manifest, Rules, TierCheck};
+use oware_db::check::{check_tier, TierCheck};
+use oware_db::manifest::{tier_path, Manifest};
+use oware_db::Rules;
 use rayon::prelude::*;
 
 use crate::progress::NoProgress;
@@ -21,7 +23,7 @@ impl CheckObserver for NoProgress {
     fn table_checked(&self, _check: &TierCheck, _bytes: u64) {}
 }
 
-/// Runs the plain checks of `tiers` of `dir` under `rules` ([`oware_db::check_tier`]) in
+/// Runs the plain checks of `tiers` of `dir` under `rules` ([`oware_db::check::check_tier`]) in
 /// parallel on the current rayon thread pool, largest files first so that the longest
 /// hashes start early. Returns one [`TierCheck`] per tier, in the order of `tiers`; a failed
 /// check is in its `result`, not an error of this function.

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use oware_db::WriteOptions;
+use oware_db::write::WriteOptions;
 
 /// Bytes a table of `positions` positions may take on disk, at most: one byte per position
 /// (the raw scores; zstd's worst case exceeds them by well under 1%, and a ctx-huffman code

@@ -172,7 +172,7 @@ fn try_lock(_file: &File) -> io::Result<bool> {
 /// Whether `name` is a temporary file of a writer: `tier-NN.owt.tmp` or `manifest.json.tmp`.
 pub fn is_temporary(name: &str) -> bool {
     name.strip_suffix(".tmp")
-        .is_some_and(|f| f == "manifest.json" || oware_db::tier_of_file_name(f).is_some())
+        .is_some_and(|f| f == "manifest.json" || oware_db::format::tier_of_file_name(f).is_some())
 }
 
 /// Removes the temporaries of writers from `dir`: the scratch directory and every

@@ -11,7 +11,7 @@ pub(crate) mod write;
 
 use std::path::{Path, PathBuf};
 
-use oware_db::Manifest;
+use oware_db::manifest::Manifest;
 
 pub use cancel::Cancel;
 pub use lock::{DirLock, LockError, LOCK_FILE};
@@ -55,11 +55,12 @@ impl TableDir {
     }
 
     /// The file of tier `tier`: the one `manifest` records, or the standard name
-    /// ([`oware_db::tier_file_name`]).
+    /// ([`oware_db::format::tier_file_name`]).
     pub fn tier_path(&self, manifest: Option<&Manifest>, tier: u8) -> PathBuf {
-        let file = manifest
-            .and_then(|m| m.tiers.get(&tier))
-            .map_or_else(|| oware_db::tier_file_name(tier), |e| e.file.clone());
+        let file = manifest.and_then(|m| m.tiers.get(&tier)).map_or_else(
+            || oware_db::format::tier_file_name(tier),
+            |e| e.file.clone(),
+        );
         self.path.join(file)
     }
 

@@ -1,6 +1,7 @@
 //! Reading a whole table on every thread of the pool.
 
-use oware_db::{Error, Table};
+use oware_db::table::Table;
+use oware_db::Error;
 use rayon::prelude::*;
 
 /// Blocks that one parallel task decodes.

@@ -1,8 +1,10 @@
 //! The parallel driver of `oware-db`'s table writer: the pair counts of ctx-huffman gathered
 //! on every thread, then blocks compressed in parallel in bounded batches and streamed to
-//! the file. The bytes are those of [`oware_db::write_table_with`].
+//! the file. The bytes are those of [`oware_db::write::write_table_with`].
 
-use oware_db::{EncodeScratch, Error, IndexKind, Rules, TableEncoder, WriteOptions, WrittenTable};
+use oware_db::index::IndexKind;
+use oware_db::write::{EncodeScratch, TableEncoder, WriteOptions, WrittenTable};
+use oware_db::{Error, Rules};
 use rayon::prelude::*;
 
 use super::TableDir;
@@ -11,13 +13,13 @@ use super::TableDir;
 /// memory).
 pub const DEFAULT_BATCH_BLOCKS: usize = 1024;
 
-/// [`oware_db::write_table_with`] on the rayon thread pool: the same file, byte for byte.
+/// [`oware_db::write::write_table_with`] on the rayon thread pool: the same file, byte for byte.
 /// Blocks are compressed `batch_blocks` at a time (at least 1), so memory is `scores` plus
 /// one batch of compressed blocks. Between batches it gives up once `dir`'s writers are
 /// cancelled ([`Cancel`](super::Cancel)).
 ///
 /// # Errors
-/// As [`oware_db::write_table_with`]; an I/O error of kind `Interrupted` once cancelled.
+/// As [`oware_db::write::write_table_with`]; an I/O error of kind `Interrupted` once cancelled.
 pub fn write_table_parallel(
     dir: &TableDir,
     rules: &Rules,

@@ -18,8 +18,9 @@
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Instant;
 
+use oware_db::index::TierIndex;
 use oware_db::retro::ExitMoves;
-use oware_db::{Rules, TierIndex};
+use oware_db::Rules;
 use rayon::prelude::*;
 
 use super::comm::{pack_bytes, unpack_bytes, Comm};

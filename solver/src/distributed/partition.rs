@@ -16,8 +16,8 @@ pub struct Partition {
 }
 
 /// The entries a [`Partition`] aligns its ranges to: a block of the tables
-/// ([`WriteOptions::DEFAULT_BLOCK_ENTRIES`](oware_db::WriteOptions::DEFAULT_BLOCK_ENTRIES)).
-pub const PARTITION_ALIGN: u64 = oware_db::WriteOptions::DEFAULT_BLOCK_ENTRIES as u64;
+/// ([`WriteOptions::DEFAULT_BLOCK_ENTRIES`](oware_db::write::WriteOptions::DEFAULT_BLOCK_ENTRIES)).
+pub const PARTITION_ALIGN: u64 = oware_db::write::WriteOptions::DEFAULT_BLOCK_ENTRIES as u64;
 
 impl Partition {
     /// The split of `size` indices over `ranks` ranks.

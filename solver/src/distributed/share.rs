@@ -5,7 +5,9 @@
 //! A look-up is one 64-bit word, [`LowerShare::request`]: the child's tier and its index in
 //! that tier; the rank it goes to is the owner of that index ([`LowerShare::owner`]).
 
-use oware_db::{Error, IndexKind, Position, Table, TierIndex, MAX_SEEDS};
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::table::Table;
+use oware_db::{Error, Position, MAX_SEEDS};
 
 use super::partition::{LocalScores, Partition};
 use crate::lower::LowerTiers;

@@ -34,7 +34,8 @@ use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::time::Instant;
 
 use bitvec::prelude::*;
-use oware_db::{IndexKind, Position, Rules, TierIndex};
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::{Position, Rules};
 use rayon::prelude::*;
 
 use super::comm::Comm;

@@ -17,7 +17,8 @@
 
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
-use oware_db::{IndexKind, Outcome, Rules, TierIndex};
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::{Outcome, Rules};
 use rayon::prelude::*;
 
 use super::comm::Comm;

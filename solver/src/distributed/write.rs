@@ -7,7 +7,9 @@
 
 use std::cell::Cell;
 
-use oware_db::{EncodeScratch, Error, IndexKind, Rules, TableEncoder, WriteOptions, WrittenTable};
+use oware_db::index::IndexKind;
+use oware_db::write::{EncodeScratch, TableEncoder, WriteOptions, WrittenTable};
+use oware_db::{Error, Rules};
 use rayon::prelude::*;
 
 use super::comm::{pack_bytes, unpack_bytes, Comm};
@@ -35,7 +37,7 @@ pub fn write_table_distributed(
     batch_blocks: usize,
 ) -> Result<Option<WrittenTable>, Error> {
     let (me, ranks) = (comm.rank(), comm.size());
-    let size = oware_db::tier_size(tier, IndexKind::Reachable);
+    let size = oware_db::index::tier_size(tier, IndexKind::Reachable);
     let part = Partition::new(size, ranks);
     let be = u64::from(opts.block_entries);
     let blocks_of = |r: usize| {
@@ -196,7 +198,7 @@ fn unpack_blocks(r: usize, words: &[u64]) -> Result<Vec<Vec<u8>>, Error> {
 }
 
 /// The pair counts of the blocks `encoder` holds, on the current rayon pool.
-fn count_blocks(encoder: &TableEncoder<'_>) -> Result<oware_db::ModelCounts, Error> {
+fn count_blocks(encoder: &TableEncoder<'_>) -> Result<oware_db::write::ModelCounts, Error> {
     encoder
         .held_blocks()
         .into_par_iter()

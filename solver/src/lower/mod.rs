@@ -12,8 +12,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use memmap2::Mmap;
+use oware_db::index::{IndexKind, TierIndex};
 use oware_db::retro::rank_of_child;
-use oware_db::{IndexKind, Position, TierIndex};
+use oware_db::Position;
 
 /// Where a tier's scores live.
 enum Scores {

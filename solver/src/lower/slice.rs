@@ -14,14 +14,16 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use oware_db::{Error, IndexKind, Position, Table, TierIndex, MAX_SEEDS};
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::table::Table;
+use oware_db::{Error, Position, MAX_SEEDS};
 use rayon::prelude::*;
 
 use crate::lower::LowerTiers;
 
 /// Entries a cut aligns to inside a tier: the tables' default block, so that a table's
 /// slice is mostly whole blocks (a [`TableSource`] reads any range all the same).
-pub const SLICE_ALIGN: u64 = oware_db::WriteOptions::DEFAULT_BLOCK_ENTRIES as u64;
+pub const SLICE_ALIGN: u64 = oware_db::write::WriteOptions::DEFAULT_BLOCK_ENTRIES as u64;
 
 /// The scores of one tier's index range `ranks` held by a slice.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -165,7 +167,7 @@ impl TableSource {
         if let Some(t) = slot {
             return Ok(Arc::clone(t));
         }
-        let path = self.dir.join(oware_db::tier_file_name(tier));
+        let path = self.dir.join(oware_db::format::tier_file_name(tier));
         let table = Table::open(&path)?;
         let expected = TierIndex::new(tier, IndexKind::Reachable).size();
         if table.tier() != tier || table.kind() != IndexKind::Reachable || table.len() != expected {

@@ -5,8 +5,9 @@
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
+use oware_db::index::TierIndex;
 use oware_db::retro::ExitMoves;
-use oware_db::{Outcome, Position, Rules, TierIndex};
+use oware_db::{Outcome, Position, Rules};
 
 use crate::lower::slice::Loaded;
 use crate::lower::LowerTiers;

@@ -49,8 +49,9 @@ use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::time::Instant;
 
 use bitvec::prelude::*;
+use oware_db::index::{IndexKind, TierIndex};
 use oware_db::retro::Unranker;
-use oware_db::{IndexKind, Position, Rules, TierIndex};
+use oware_db::{Position, Rules};
 use rayon::prelude::*;
 
 use crate::error::{try_vec, AllocError, IntoIo, SolveError};

@@ -110,8 +110,9 @@ use crate::prefetch::prefetch;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::time::Instant;
 
+use oware_db::index::{IndexKind, TierIndex};
 use oware_db::retro::rank_of_child;
-use oware_db::{IndexKind, Outcome, Position, Rules, TierIndex};
+use oware_db::{Outcome, Position, Rules};
 use rayon::prelude::*;
 
 use crate::error::{try_vec, AllocError, IntoIo, SolveError};

@@ -13,7 +13,8 @@
 
 use std::sync::Arc;
 
-use oware_db::{IndexKind, Outcome, Position, Rules, TierIndex};
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::{Outcome, Position, Rules};
 use oware_solver::{solve_tier, LowerTiers, NoProgress};
 
 fn lookup(tiers: &[Vec<i8>], p: &Position) -> i8 {

@@ -7,7 +7,10 @@
 
 use std::path::Path;
 
-use oware_db::{write_table_with, IndexKind, Manifest, Rules, TierEntry, TierIndex, WriteOptions};
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::manifest::{Manifest, TierEntry};
+use oware_db::write::{write_table_with, WriteOptions};
+use oware_db::Rules;
 
 /// A deterministic pseudo-random score in `-n..=n` for entry `i` of tier `n`.
 pub fn synth(n: u8, i: u64) -> i8 {

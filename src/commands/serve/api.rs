@@ -17,7 +17,7 @@ use axum::http::{StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use oware_db::{Error, Outcome, Position, Rules, Tablebase, MAX_SEEDS};
+use oware_db::{Error, GameOutcome, Outcome, Position, Rules, Tablebase, MAX_SEEDS};
 use serde_json::{json, Value};
 
 use super::page;
@@ -192,7 +192,9 @@ fn probe_error(o: &Oracle, p: &Position, e: Error) -> ApiError {
                 }),
             }
         }
-        Error::InvalidState(_) => ApiError::bad(e.to_string()),
+        Error::InvalidState(_) | Error::TooManySeeds { .. } | Error::TierOutOfRange(_) => {
+            ApiError::bad(e.to_string())
+        }
         e => ApiError {
             status: StatusCode::INTERNAL_SERVER_ERROR,
             message: o.public(&e.to_string()),
@@ -276,14 +278,8 @@ async fn probe(
     })
     .await?;
     let mut v = probe_json(&p, o.rules(), score, &moves);
-    v.outcome = captured.map(|c| {
-        outcome_json(&oware_db::game_outcome(
-            p.seeds().into(),
-            c.mover,
-            c.opponent,
-            score,
-        ))
-    });
+    v.outcome =
+        captured.map(|c| outcome_json(&GameOutcome::new(p.seeds(), c.mover, c.opponent, score)));
     Ok(Json(v))
 }
 

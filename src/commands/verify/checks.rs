@@ -1,25 +1,27 @@
 //! Plain verification: each table's header, whole-file checksum (recomputed), size and
 //! entry count against the file's trailer and the manifest, and the tier sequence for gaps
-//! ([`oware_db::check_tier`], run over the directory by [`oware_solver::check_tiers`]).
+//! ([`oware_db::check::check_tier`], run over the directory by [`oware_solver::check_tiers`]).
 
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Context;
-use oware_db::{Manifest, TierCheck};
+use oware_db::check::TierCheck;
+use oware_db::manifest::Manifest;
 use oware_solver::check_tiers;
 use serde_json::json;
 
 use super::{resolve_rules, Args};
 use crate::commands::progress::{solve_phase, Bars};
 
-/// The tiers `dir` should hold ([`oware_db::expected_tiers`]).
+/// The tiers `dir` should hold ([`oware_db::check::expected_tiers`]).
 ///
 /// # Errors
 /// The directory cannot be read.
 pub(super) fn expected_tiers(dir: &Path, manifest: Option<&Manifest>) -> anyhow::Result<Vec<u8>> {
-    oware_db::expected_tiers(dir, manifest).with_context(|| format!("reading {}", dir.display()))
+    oware_db::check::expected_tiers(dir, manifest)
+        .with_context(|| format!("reading {}", dir.display()))
 }
 
 /// One line of the plain report.

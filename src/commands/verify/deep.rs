@@ -6,7 +6,10 @@ use std::ops::RangeInclusive;
 use std::path::Path;
 use std::process::ExitCode;
 
-use oware_db::{tier_size, IndexKind, Manifest, Rules, TierCheck};
+use oware_db::check::TierCheck;
+use oware_db::index::{tier_size, IndexKind};
+use oware_db::manifest::Manifest;
+use oware_db::Rules;
 use oware_solver::distributed::Comm;
 use oware_solver::{
     CheckObserver, DeepReport, Mismatch, MismatchKind, Phase, Progress, TierVerdict,

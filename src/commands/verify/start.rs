@@ -7,9 +7,11 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Context;
-use oware_db::{
-    tier_file_name, tier_size, GameResult, IndexKind, Manifest, Position, Rules, Table, Tablebase,
-};
+use oware_db::format::tier_file_name;
+use oware_db::index::{tier_size, IndexKind};
+use oware_db::manifest::{tier_path, Manifest};
+use oware_db::table::Table;
+use oware_db::{GameResult, Position, Rules, Tablebase};
 use oware_solver::memory::{
     generate_least_memory, generate_peak_memory, human_bytes, tier_memory,
     verify_deep_least_memory, verify_deep_memory, verify_memory,
@@ -201,14 +203,7 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         generate_seconds = Some(s);
     }
     let manifest = Manifest::load(dir)?;
-    let path_of = |m: u8| {
-        dir.join(
-            manifest
-                .as_ref()
-                .and_then(|mf| mf.tiers.get(&m))
-                .map_or_else(|| tier_file_name(m), |e| e.file.clone()),
-        )
-    };
+    let path_of = |m: u8| tier_path(dir, manifest.as_ref(), m);
     // A symbolic link that leads nowhere is present (and fails its check), not missing.
     let (present, missing): (Vec<u8>, Vec<u8>) =
         (0..=n).partition(|&m| std::fs::symlink_metadata(path_of(m)).is_ok());
@@ -258,7 +253,7 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         verify_seconds = Some(r.seconds);
     }
 
-    let tb = Tablebase::open(dir, &rules)
+    let tb = Tablebase::open_with_rules(dir, &rules)
         .with_context(|| format!("opening the tables in {}", dir.display()))?;
     let score = tb.score(&p)?;
     let mut moves = tb.moves(&p)?;

@@ -17,7 +17,8 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use oware_db::{IndexKind, Position, Rules, TierIndex};
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::{Position, Rules};
 use oware_tools::machine;
 
 /// Positions per chunk (16 MiB of positions).

@@ -13,7 +13,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Parser;
-use oware_db::{Position, Rules, Tablebase, TierIndex};
+use oware_db::index::TierIndex;
+use oware_db::{Position, Rules, Tablebase};
 
 /// Library probe latency and throughput on random positions of one warm tier.
 #[derive(Parser)]
@@ -63,8 +64,8 @@ fn main() -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn table_kind(args: &Args) -> anyhow::Result<oware_db::IndexKind> {
-    let tb = Tablebase::open(&args.dir, &args.rules)?;
+fn table_kind(args: &Args) -> anyhow::Result<oware_db::index::IndexKind> {
+    let tb = Tablebase::open_with_rules(&args.dir, &args.rules)?;
     Ok(tb.table(args.tier)?.kind())
 }
 
@@ -94,7 +95,7 @@ fn run_probe_bench(
     count: usize,
     threads: usize,
 ) -> anyhow::Result<()> {
-    let tb = Tablebase::open(dir, rules)?;
+    let tb = Tablebase::open_with_rules(dir, rules)?;
     let table = tb.table(tier)?;
     let t0 = Instant::now();
     table.verify_checksum()?;

@@ -19,7 +19,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use oware_db::{tier_size, IndexKind, Rules};
+use oware_db::index::{tier_size, IndexKind};
+use oware_db::Rules;
 use oware_solver::distributed::{
     gather_scores, solve_tier_local, Comm, LowerShare, PartitionConfig, ThreadComm,
 };

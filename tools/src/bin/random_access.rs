@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Instant;
 
 use memmap2::{Advice, MmapMut};
-use oware_db::{tier_size, IndexKind};
+use oware_db::index::{tier_size, IndexKind};
 
 /// The tier whose cells the default size holds.
 const DEFAULT_TIER: u8 = 26;

@@ -11,7 +11,10 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use oware_db::{IndexKind, Manifest, Rules, TierEntry, TierIndex, WriteOptions};
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::manifest::{Manifest, TierEntry};
+use oware_db::write::WriteOptions;
+use oware_db::Rules;
 use oware_solver::{write_table_parallel, DEFAULT_BATCH_BLOCKS};
 use rayon::prelude::*;
 

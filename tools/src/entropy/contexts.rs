@@ -5,7 +5,8 @@
 
 use std::collections::HashMap;
 
-use oware_db::{IndexKind, Position, TierIndex};
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::Position;
 
 /// Counts of (context, score) pairs.
 type Counts = HashMap<(u64, i8), u64>;

@@ -3,7 +3,8 @@
 //! `score >= exit`). Positions without such a move keep their score.
 
 use anyhow::bail;
-use oware_db::{IndexKind, Outcome, Rules, TierIndex};
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::{Outcome, Rules};
 
 use super::bits;
 

@@ -15,7 +15,10 @@ pub mod signs;
 use std::path::Path;
 
 use anyhow::{bail, Context};
-use oware_db::{tier_file_name, IndexKind, Rules, Table};
+use oware_db::format::tier_file_name;
+use oware_db::index::IndexKind;
+use oware_db::table::Table;
+use oware_db::Rules;
 
 /// Bits to code the symbols counted in `counts` with a code fitted to those counts: the
 /// counts' total times their entropy (0 when empty).

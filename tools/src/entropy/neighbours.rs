@@ -4,7 +4,8 @@
 //! its index is smaller ("causal"), unless every neighbour is asked for, to show how much the
 //! neighbours know at all.
 
-use oware_db::{IndexKind, Position, TierIndex};
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::Position;
 
 use super::bits;
 

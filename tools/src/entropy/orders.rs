@@ -2,7 +2,8 @@
 //! scores easier to predict from the previous one? Each order is the dense index of the
 //! permuted board, skipping unreachable positions.
 
-use oware_db::{IndexKind, Position, TierIndex};
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::Position;
 
 use super::bits;
 

@@ -4,7 +4,9 @@
 
 use std::time::Instant;
 
-use oware_db::{IndexKind, Position, Table, TierIndex};
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::table::Table;
+use oware_db::Position;
 
 use super::{agree_db, VerifyError, VerifyObserver, VerifyOptions};
 use crate::distributed::{verify_tier_local, Comm, LocalScores, LowerShare, PartitionConfig};
@@ -194,7 +196,7 @@ impl Held {
             Held::Ranks { common, share, .. } => {
                 let rank = comm.rank();
                 let range = share.partition(n).range(rank);
-                let path = common.opts.dir.join(oware_db::tier_file_name(n));
+                let path = common.opts.dir.join(oware_db::format::tier_file_name(n));
                 let read = Table::open(&path).and_then(|t| {
                     let mut s = vec![0i8; (range.end - range.start) as usize];
                     crate::dir::read::read_range_parallel(&t, range.start, &mut s)?;

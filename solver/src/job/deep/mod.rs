@@ -13,7 +13,9 @@ use std::ops::RangeInclusive;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use oware_db::{Manifest, Rules, TierCheck};
+use oware_db::check::TierCheck;
+use oware_db::manifest::Manifest;
+use oware_db::Rules;
 use thiserror::Error;
 
 use crate::dir::check::{check_tiers, CheckObserver};
@@ -320,7 +322,7 @@ pub fn verify_deep(
     // Whether every tier below the current one is re-proved (now or before, recorded).
     let mut proven = true;
     for n in 0..=b {
-        let size = oware_db::TierIndex::new(n, oware_db::IndexKind::Reachable).size();
+        let size = oware_db::index::TierIndex::new(n, oware_db::index::IndexKind::Reachable).size();
         let recorded = recorded_flags.get(n as usize).copied().unwrap_or(false);
         let checksum = std::mem::take(&mut checksums[n as usize]);
         observer.tier_start(n, size);

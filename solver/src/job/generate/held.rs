@@ -5,7 +5,8 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use oware_db::{Table, WrittenTable};
+use oware_db::table::Table;
+use oware_db::write::WrittenTable;
 
 use super::{
     write_options, DistributedStats, GenerateError, GenerateObserver, GenerateOptions, SolvedStats,
@@ -300,7 +301,7 @@ impl Held {
                 dir,
                 &opts.rules,
                 tier,
-                oware_db::IndexKind::Reachable,
+                oware_db::index::IndexKind::Reachable,
                 scores.as_slice(),
                 &options,
                 DEFAULT_BATCH_BLOCKS,

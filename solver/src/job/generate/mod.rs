@@ -12,9 +12,12 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use oware_db::{
-    Compression, IndexKind, Manifest, Rules, Table, TierEntry, TierIndex, TierStats, WriteOptions,
-};
+use oware_db::format::Compression;
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::manifest::{Manifest, TierEntry, TierStats};
+use oware_db::table::Table;
+use oware_db::write::WriteOptions;
+use oware_db::Rules;
 use thiserror::Error;
 
 mod held;
@@ -36,14 +39,14 @@ pub enum GenerateError {
     #[error(transparent)]
     Db(#[from] oware_db::Error),
     /// The directory holds tables of other rules.
-    #[error("{dir} holds tables built under `{found}`, not `{asked}`; use another directory or --rules {found}")]
+    #[error("{} holds tables built under `{found}`, not `{asked}`", dir.display())]
     RulesMismatch {
         /// The directory.
         dir: PathBuf,
         /// The rules found there.
-        found: String,
+        found: Rules,
         /// The rules asked for.
-        asked: String,
+        asked: Rules,
     },
     /// A tier needs more memory than the machine has available: on one process, its cells
     /// and frontier and the smallest slice of its lower tiers ([`plan_tier`](crate::plan_tier)).
@@ -298,14 +301,14 @@ fn check_rules(
     manifest: Option<&Manifest>,
     rules: &Rules,
 ) -> Result<(), GenerateError> {
-    let mismatch = |found: String| GenerateError::RulesMismatch {
+    let mismatch = |found: Rules| GenerateError::RulesMismatch {
         dir: dir.to_path_buf(),
         found,
-        asked: rules.to_string(),
+        asked: *rules,
     };
     if let Some(m) = manifest {
-        if m.rules != rules.to_string() {
-            return Err(mismatch(m.rules.clone()));
+        if m.rules != *rules {
+            return Err(mismatch(m.rules));
         }
     }
     for tier in 0..=oware_db::MAX_SEEDS {
@@ -313,7 +316,7 @@ fn check_rules(
         if path.exists() {
             if let Ok(table) = Table::open(&path) {
                 if table.rules() != *rules {
-                    return Err(mismatch(table.rules().to_string()));
+                    return Err(mismatch(table.rules()));
                 }
             }
         }
@@ -467,7 +470,7 @@ pub(super) fn write_options(opts: &GenerateOptions) -> WriteOptions {
 fn record(
     manifest: &mut Manifest,
     tier: u8,
-    written: &oware_db::WrittenTable,
+    written: &oware_db::write::WrittenTable,
     histogram: std::collections::BTreeMap<i8, u64>,
     stats: &SolvedStats,
     start: Instant,
