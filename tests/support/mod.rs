@@ -82,7 +82,6 @@ pub fn hold_lock(dir: &Path) -> std::fs::File {
 
 /// Runs `cmd` with `input` on its stdin and returns its output; the test fails, and the
 /// process is killed, if it runs past `limit`.
-#[allow(dead_code)]
 pub fn run_bounded(cmd: &mut Command, input: &[u8], limit: std::time::Duration) -> Output {
     use std::io::Write;
     use std::process::Stdio;
