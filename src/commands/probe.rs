@@ -59,7 +59,7 @@ fn parse_plies(s: &str) -> Result<usize, String> {
 ///
 /// # Errors
 /// The tables cannot be opened or probed, or the position does not parse;
-/// [`Usage`](super::common::Usage) for `--line` or `--captured` with `-`.
+/// [`super::common::Usage`] for `--line` or `--captured` with `-`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let result = probe(&args);
     if let (true, Err(e)) = (args.json, &result) {

@@ -117,7 +117,8 @@ impl DirLock {
         &self.dir
     }
 
-    /// Removes the writers' temporaries of the directory: see [`remove_temporaries`].
+    /// Removes the writers' temporaries of the directory: the scratch directory and every
+    /// [`is_temporary`] file.
     pub fn remove_temporaries(&self) {
         remove_temporaries(&self.dir);
     }

@@ -35,7 +35,7 @@
 //! low): 1.25 bytes per position, plus a dirty flag per `DIRTY` and a level mask per
 //! `LEVEL_GRANULE` positions. The frontier bits are only written when the stacks overflow,
 //! so most of their pages are never touched. A decided cell is its score, so the cells
-//! become the table in place. [`tier_memory`](crate::tier_memory) adds these up.
+//! become the table in place. [`tier_memory`](crate::memory::tier_memory) adds these up.
 //!
 //! # Parallelism
 //!
@@ -409,7 +409,7 @@ pub fn solve_tier_tuned(
 /// folds the captures whose child the slice holds into the exit kept in the position's cell.
 /// The last sweep encodes the cells; the propagation that follows is [`solve_tier_tuned`]'s.
 /// The scores are the same whatever the slices. Memory: the tier's arrays
-/// ([`tier_memory`](crate::tier_memory)) and the largest slice.
+/// ([`tier_memory`](crate::memory::tier_memory)) and the largest slice.
 ///
 /// # Errors
 /// [`SolveError::Alloc`] if an array or the slice buffer cannot be allocated;

@@ -3,7 +3,7 @@
 //! re-proved from the tiers below it ([`verify_deep`]).
 //!
 //! On one process each tier of the range is planned like a tier of `generate`
-//! ([`plan_verify`](crate::plan_verify)): its own 1.25 bytes per position, plus its capture
+//! ([`plan_verify`](crate::memory::plan_verify)): its own 1.25 bytes per position, plus its capture
 //! window held whole in memory when both fit, or else read from the tables in slices. The
 //! tiers a later tier reads from memory are kept as they are verified; the others are
 //! dropped. Once a tier is sliced, the tiers above it are too. Over several ranks each rank
@@ -51,9 +51,9 @@ pub enum VerifyError {
     TooLarge {
         /// The first tier of the range that does not fit.
         tier: u8,
-        /// Bytes needed ([`plan_verify`]).
+        /// Bytes needed ([`plan_verify`](crate::memory::plan_verify)).
         needed: u64,
-        /// Of which the tier's own scores and state ([`verify_memory`](crate::verify_memory)).
+        /// Of which the tier's own scores and state ([`verify_memory`](crate::memory::verify_memory)).
         own: u64,
         /// Of which the smallest slice of its lower tiers.
         lower: u64,
@@ -81,7 +81,7 @@ pub struct VerifyOptions {
     /// The tiers to re-prove; the tiers below are checked and trusted.
     pub tiers: RangeInclusive<u8>,
     /// Bytes of memory the verification may use; `None` reads the available memory
-    /// ([`available_memory`]).
+    /// ([`available_memory`](crate::memory::available_memory)).
     pub memory_limit: Option<u64>,
     /// Read the lower tiers of every tier in slices of at most that many bytes, whatever the
     /// memory (tests, measurements); `None`: slices only when the window does not fit.
@@ -185,7 +185,7 @@ impl DeepReport {
 }
 
 /// Receives the events of a deep verification: the table checks ([`CheckObserver`]), the
-/// progress inside a tier's verification ([`Progress`]: see [`verify_tier_in_place`]), and
+/// progress inside a tier's verification ([`Progress`]: see [`verify_tier_in_place`](crate::verify_tier_in_place)), and
 /// the tiers.
 pub trait VerifyObserver: Progress + CheckObserver {
     /// Every table passed its checks; the tiers are read and re-proved next.
@@ -230,9 +230,9 @@ fn record(lock: &DirLock, n: u8, checksum: &str) -> Result<(), VerifyError> {
 /// the tables, takes the lock, records the tiers verified and builds the full report with
 /// the details of the failing positions (read from the tables); the other ranks' reports
 /// hold the same verdicts without those details and checksums. What differs with the
-/// number of ranks is where the tiers are held ([`Held`]): one process reads each table
+/// number of ranks is where the tiers are held (`Held`): one process reads each table
 /// whole and re-proves it with [`verify_tier_in_place`](crate::verify_tier_in_place), its
-/// lower tiers held in memory or read from the tables in slices ([`plan_verify`](crate::plan_verify));
+/// lower tiers held in memory or read from the tables in slices ([`plan_verify`](crate::memory::plan_verify));
 /// each of several ranks reads its own range of each table, keeps its share of the tiers a
 /// later tier's captures reach, and re-proves its range with
 /// [`verify_tier_local`](crate::distributed::verify_tier_local). Rayon phases run on the

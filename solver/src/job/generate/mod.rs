@@ -49,7 +49,7 @@ pub enum GenerateError {
         asked: Rules,
     },
     /// A tier needs more memory than the machine has available: on one process, its cells
-    /// and frontier and the smallest slice of its lower tiers ([`plan_tier`](crate::plan_tier)).
+    /// and frontier and the smallest slice of its lower tiers ([`plan_tier`](crate::memory::plan_tier)).
     #[error("tier {tier} needs {needed} bytes of memory ({positions} positions: {own} for its cells and frontier, {lower} for the smallest slice of its lower tiers) but only {available} are available; nothing was written for it")]
     TooLarge {
         /// The tier.
@@ -138,7 +138,7 @@ pub struct GenerateOptions {
     pub compression: Compression,
     /// Computes the exits of every tier solved in slices of at most this many bytes of
     /// lower-tier scores, whatever the memory (tests, measurements); `None`: slices only where
-    /// the lower tiers do not fit ([`plan_tier`](crate::plan_tier)). Single process only.
+    /// the lower tiers do not fit ([`plan_tier`](crate::memory::plan_tier)). Single process only.
     pub slice_bytes: Option<u64>,
     /// Over several ranks, the most updates or capture look-ups a rank sends in one exchange
     /// ([`PartitionConfig::batch`](crate::distributed::PartitionConfig::batch)); `None`: the
@@ -174,7 +174,7 @@ pub enum TierReport {
 pub enum SolvedStats {
     /// Solved in this process alone by [`solve_tier`](crate::solve_tier).
     Single(SolveStats),
-    /// Solved over several ranks by [`solve_tier_local`].
+    /// Solved over several ranks by [`solve_tier_local`](crate::distributed::solve_tier_local).
     Distributed(DistributedStats),
 }
 
@@ -331,11 +331,11 @@ fn check_rules(
 /// the directory's lock, checks the tables already there, writes the manifest and removes
 /// what a failed run leaves; every decision it takes alone reaches the other ranks through
 /// a collective, so all take the same path. What differs with the number of ranks is where
-/// the lower tiers are kept between tiers ([`Held`]): one process keeps memory-mapped side
-/// copies, or reads slices from the tables when they do not fit ([`plan_tier`](crate::plan_tier)); each of
+/// the lower tiers are kept between tiers (`Held`): one process keeps memory-mapped side
+/// copies, or reads slices from the tables when they do not fit ([`plan_tier`](crate::memory::plan_tier)); each of
 /// several ranks keeps its share of every tier a capture of a later tier reaches
-/// ([`LowerShare`]; read back from the tables on a resumed run), asks captures of the rank
-/// that owns their child, and writes its blocks of the table ([`write_table_distributed`]).
+/// ([`LowerShare`](crate::distributed::LowerShare); read back from the tables on a resumed run), asks captures of the rank
+/// that owns their child, and writes its blocks of the table ([`write_table_distributed`](crate::distributed::write_table_distributed)).
 /// No rank ever holds a whole tier. MPI is called only from the calling thread, between the
 /// parallel phases; the rayon phases run on the current thread pool.
 ///
