@@ -203,7 +203,12 @@ impl ScoreSource for TableSource {
         read(start, head)?;
         rest.par_chunks_mut(step as usize)
             .enumerate()
-            .try_for_each(|(k, chunk)| read(first_end + k as u64 * step, chunk))
+            .try_for_each(|(k, chunk)| read(first_end + k as u64 * step, chunk))?;
+        // A page fault maps the cached pages around it too (the kernel's fault-around, 64 KiB),
+        // so a task maps pages of the tasks beside it, which may have released theirs already:
+        // once every task is done, the whole range leaves the resident set.
+        table.release_entries(start, out.len() as u64);
+        Ok(())
     }
 }
 
