@@ -13,14 +13,14 @@ use std::process::Stdio;
 
 use oware_db::index::{IndexKind, TierIndex};
 use oware_db::Rules;
-use oware_solver::memory::{tier_memory, window_bytes};
+use oware_solver::memory::{tier_memory, window_bytes, PROCESS_BYTES};
 use support::{leftovers, ok, oware, tables, text};
 
 /// A limit that fits tier 16's cells and a third of its lower tiers, and every lower tier
 /// with all of its own.
 fn limit_for_slices() -> u64 {
     let own = tier_memory(TierIndex::new(16, IndexKind::Reachable).size());
-    own + window_bytes(&Rules::ABAPA, 16) / 3
+    own + PROCESS_BYTES + window_bytes(&Rules::ABAPA, 16) / 3
 }
 
 fn generate(dir: &Path, max: &str, env: &[(&str, String)]) -> std::process::Output {
@@ -135,7 +135,12 @@ fn a_sliced_run_killed_mid_tier_resumes_to_the_same_tables() {
 fn a_limit_below_the_cells_of_a_tier_is_refused_with_the_figures() {
     let tmp = tempfile::tempdir().unwrap();
     let own = tier_memory(TierIndex::new(12, IndexKind::Reachable).size());
-    let out = generate(tmp.path(), "13", &[("OWARE_MEMORY_LIMIT", own.to_string())]);
+    let limit = own + PROCESS_BYTES;
+    let out = generate(
+        tmp.path(),
+        "13",
+        &[("OWARE_MEMORY_LIMIT", limit.to_string())],
+    );
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
     let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error")).collect();
@@ -144,8 +149,8 @@ fn a_limit_below_the_cells_of_a_tier_is_refused_with_the_figures() {
     assert!(
         last.starts_with("error: generating into ")
             && last.contains(&format!(
-                "tier 12 needs {} bytes of memory (1339702 positions: {own} for its cells and frontier, 65536 for the smallest slice of its lower tiers) but only {own} are available; nothing was written for it",
-                own + 65536
+                "tier 12 needs {} bytes of memory (1339702 positions: {own} for its cells and frontier, 65536 for the smallest slice of its lower tiers, {PROCESS_BYTES} for the process and its buffers) but only {limit} are available; nothing was written for it",
+                own + 65536 + PROCESS_BYTES
             )),
         "{last}"
     );

@@ -62,13 +62,14 @@ pub fn exchange_memory(batch: usize) -> u64 {
 /// Peak memory of generating tiers up to `max` in one process, reached at the first tier
 /// `m` at or above `from` that dominates: the solver's memory for tier `m` plus the lower
 /// tiers' scores, which generation reads from memory-mapped side copies (page cache, not
-/// process memory, but read at random, so they should fit in memory for speed). Returns
+/// process memory, but read at random, so they should fit in memory for speed), and the
+/// process itself ([`PROCESS_BYTES`]). Returns
 /// `(m, bytes)`; `(max, 0)` when `from > max`.
 pub fn generate_peak_memory(from: u8, max: u8) -> (u8, u64) {
     (from..=max)
         .map(|m| {
             let lower: u64 = (0..m).map(positions).sum();
-            (m, lower + tier_memory(positions(m)))
+            (m, lower + tier_memory(positions(m)) + PROCESS_BYTES)
         })
         .max_by_key(|&(_, b)| b)
         .unwrap_or((max, 0))
@@ -82,7 +83,7 @@ pub fn generate_least_memory(rules: &Rules, from: u8, max: u8) -> (u8, u64) {
         .map(|m| {
             (
                 m,
-                tier_memory(positions(m)) + least_slice(window_bytes(rules, m)),
+                tier_memory(positions(m)) + least_slice(window_bytes(rules, m)) + PROCESS_BYTES,
             )
         })
         .max_by_key(|&(_, b)| b)
@@ -93,6 +94,12 @@ pub fn generate_least_memory(rules: &Rules, from: u8, max: u8) -> (u8, u64) {
 pub fn window_bytes(rules: &Rules, n: u8) -> u64 {
     rules.capture_window(n).map(positions).sum()
 }
+
+/// Bytes every plan keeps for the process itself and its working buffers, beside a tier's
+/// own arrays and its lower tiers: its code, heap and worker stacks (about 7 MB measured)
+/// and the table writer's batch of compressed blocks, so that the peak resident set stays
+/// within the limit.
+pub const PROCESS_BYTES: u64 = 16 << 20;
 
 /// The smallest slice of lower-tier scores [`plan_tier`] plans for: 64 KiB, or a 64th of
 /// the window, so that no tier needs more than 64 sweeps.
@@ -125,12 +132,14 @@ pub struct TierPlan {
     pub own: u64,
     /// The lower tiers' scores held at once: the whole window, or the largest slice.
     pub lower: u64,
+    /// The process itself and its working buffers ([`PROCESS_BYTES`]).
+    pub process: u64,
 }
 
 impl TierPlan {
     /// Bytes needed in all.
     pub fn needed(&self) -> u64 {
-        self.own + self.lower
+        self.own + self.lower + self.process
     }
 }
 
@@ -181,12 +190,15 @@ fn plan_with(
     forced: Option<u64>,
 ) -> Result<TierPlan, TierPlan> {
     let window = window_bytes(rules, n);
+    let process = PROCESS_BYTES;
+    let limit = limit.saturating_sub(process);
     if let Some(bytes) = forced {
         let slice_bytes = bytes.max(1);
         return Ok(TierPlan {
             exits: ExitPlan::Sliced { slice_bytes },
             own,
             lower: slice_bytes.min(window),
+            process,
         });
     }
     if own.saturating_add(window) <= limit {
@@ -194,6 +206,7 @@ fn plan_with(
             exits: ExitPlan::Resident,
             own,
             lower: window,
+            process,
         });
     }
     let least = least_slice(window);
@@ -202,6 +215,7 @@ fn plan_with(
             exits: ExitPlan::Sliced { slice_bytes: least },
             own,
             lower: least,
+            process,
         });
     }
     let slice_bytes = limit - own;
@@ -209,6 +223,7 @@ fn plan_with(
         exits: ExitPlan::Sliced { slice_bytes },
         own,
         lower: slice_bytes,
+        process,
     })
 }
 
@@ -224,10 +239,15 @@ pub fn verify_memory(positions: u64) -> u64 {
 /// Bytes a deep verification of tiers up to `max` ([`verify_deep`](crate::verify_deep))
 /// holds at its peak at full speed: at the tier that dominates, its scores and verification
 /// state ([`verify_memory`]) and the scores of its capture window held whole
-/// ([`window_bytes`]). Returns `(tier, bytes)`.
+/// ([`window_bytes`]), and the process itself ([`PROCESS_BYTES`]). Returns `(tier, bytes)`.
 pub fn verify_deep_memory(rules: &Rules, max: u8) -> (u8, u64) {
     (0..=max)
-        .map(|m| (m, verify_memory(positions(m)) + window_bytes(rules, m)))
+        .map(|m| {
+            (
+                m,
+                verify_memory(positions(m)) + window_bytes(rules, m) + PROCESS_BYTES,
+            )
+        })
         .max_by_key(|&(_, b)| b)
         .unwrap_or((max, 0))
 }
@@ -239,7 +259,10 @@ pub fn verify_deep_least_memory(rules: &Rules, max: u8) -> (u8, u64) {
     (0..=max)
         .map(|m| {
             let w = window_bytes(rules, m);
-            (m, verify_memory(positions(m)) + least_slice(w))
+            (
+                m,
+                verify_memory(positions(m)) + least_slice(w) + PROCESS_BYTES,
+            )
         })
         .max_by_key(|&(_, b)| b)
         .unwrap_or((max, 0))
@@ -300,15 +323,18 @@ mod tests {
         let abapa = Rules::ABAPA;
         let (m, b) = verify_deep_memory(&abapa, 12);
         assert_eq!(m, 12);
-        assert_eq!(b, verify_memory(top) + window_bytes(&abapa, 12));
+        assert_eq!(
+            b,
+            verify_memory(top) + window_bytes(&abapa, 12) + PROCESS_BYTES
+        );
         let (m, b) = verify_deep_least_memory(&abapa, 12);
         assert_eq!(m, 12);
-        assert_eq!(b, verify_memory(top) + MIN_SLICE_BYTES);
+        assert_eq!(b, verify_memory(top) + MIN_SLICE_BYTES + PROCESS_BYTES);
         assert!(plan_verify(&abapa, 12, b, None).is_ok());
         assert!(plan_verify(&abapa, 12, b - 1, None).is_err());
         assert_eq!(generate_peak_memory(13, 12), (12, 0));
         let (m, b) = generate_peak_memory(0, 12);
-        assert_eq!((m, b), (12, lower + tier_memory(top)));
+        assert_eq!((m, b), (12, lower + tier_memory(top) + PROCESS_BYTES));
     }
 
     /// The window of the standard capture (2 or 3 seeds, up to six houses) and of
@@ -330,8 +356,8 @@ mod tests {
         let window = window_bytes(&abapa, 12);
         let plan = plan_tier(&abapa, 12, u64::MAX, None).unwrap();
         assert_eq!(plan.exits, ExitPlan::Resident);
-        assert_eq!(plan.needed(), own + window);
-        let plan = plan_tier(&abapa, 12, own + window - 1, None).unwrap();
+        assert_eq!(plan.needed(), own + window + PROCESS_BYTES);
+        let plan = plan_tier(&abapa, 12, own + window + PROCESS_BYTES - 1, None).unwrap();
         assert_eq!(
             plan.exits,
             ExitPlan::Sliced {
@@ -339,9 +365,9 @@ mod tests {
             }
         );
         let least = MIN_SLICE_BYTES;
-        assert!(plan_tier(&abapa, 12, own + least, None).is_ok());
-        let refused = plan_tier(&abapa, 12, own + least - 1, None).unwrap_err();
-        assert_eq!(refused.needed(), own + least);
+        assert!(plan_tier(&abapa, 12, own + least + PROCESS_BYTES, None).is_ok());
+        let refused = plan_tier(&abapa, 12, own + least + PROCESS_BYTES - 1, None).unwrap_err();
+        assert_eq!(refused.needed(), own + least + PROCESS_BYTES);
         let forced = plan_tier(&abapa, 12, u64::MAX, Some(0)).unwrap();
         assert_eq!(forced.exits, ExitPlan::Sliced { slice_bytes: 1 });
     }

@@ -79,6 +79,7 @@ impl Held {
                     needed: p.needed(),
                     own: p.own,
                     lower: p.lower,
+                    process: p.process,
                     available,
                 }
             })?;
@@ -171,6 +172,7 @@ impl Held {
                 needed: own + held,
                 own,
                 lower: held,
+                process: 0,
                 available: common.available,
             });
         }

@@ -43,8 +43,9 @@ pub enum VerifyError {
     /// The verification needs more memory than is available.
     #[error(
         "deep verification of tier {tier} needs {} of memory ({needed} bytes: {own} for its \
-         scores and verification state, {lower} for the smallest slice of its lower tiers) but \
-         only {} ({available} bytes) are available",
+         scores and verification state, {lower} for the smallest slice of its lower tiers, \
+         {process} for the process and its buffers) but only {} ({available} bytes) are \
+         available",
         human_bytes(*needed),
         human_bytes(*available)
     )]
@@ -57,6 +58,10 @@ pub enum VerifyError {
         own: u64,
         /// Of which the smallest slice of its lower tiers.
         lower: u64,
+        /// Of which the process itself and its buffers
+        /// ([`PROCESS_BYTES`](crate::memory::PROCESS_BYTES); 0 over several ranks, whose
+        /// shares are checked without it).
+        process: u64,
         /// Bytes available.
         available: u64,
     },

@@ -201,6 +201,7 @@ impl Held {
                     needed: p.needed(),
                     own: p.own,
                     lower: p.lower,
+                    process: p.process,
                     available: limit,
                 })?;
                 let slices = match plan.exits {

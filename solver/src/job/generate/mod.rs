@@ -50,7 +50,7 @@ pub enum GenerateError {
     },
     /// A tier needs more memory than the machine has available: on one process, its cells
     /// and frontier and the smallest slice of its lower tiers ([`plan_tier`](crate::memory::plan_tier)).
-    #[error("tier {tier} needs {needed} bytes of memory ({positions} positions: {own} for its cells and frontier, {lower} for the smallest slice of its lower tiers) but only {available} are available; nothing was written for it")]
+    #[error("tier {tier} needs {needed} bytes of memory ({positions} positions: {own} for its cells and frontier, {lower} for the smallest slice of its lower tiers, {process} for the process and its buffers) but only {available} are available; nothing was written for it")]
     TooLarge {
         /// The tier.
         tier: u8,
@@ -63,6 +63,9 @@ pub enum GenerateError {
         own: u64,
         /// Of which the lower tiers' scores (0 over several ranks, which keep side copies).
         lower: u64,
+        /// Of which the process itself and its buffers
+        /// ([`PROCESS_BYTES`](crate::memory::PROCESS_BYTES)).
+        process: u64,
         /// Bytes available.
         available: u64,
     },
