@@ -19,6 +19,8 @@ fn a_limited_generation_peaks_within_its_limit() {
     let top = 18;
     let own = tier_memory(TierIndex::new(top, IndexKind::Reachable).size());
     let limit = own + PROCESS_BYTES + window_bytes(&Rules::ABAPA, top) / 4;
+    // Reaped by `wait4` below, which also reads its resource usage.
+    #[allow(clippy::zombie_processes)]
     let child = oware()
         .args([
             "generate",
