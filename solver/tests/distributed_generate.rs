@@ -31,6 +31,7 @@ fn options(dir: &Path, rules: &str, max: u8) -> GenerateOptions {
         compression: Default::default(),
         slice_bytes: None,
         exchange_batch: None,
+        rounds: None,
         cancel: oware_solver::Cancel::new(),
     }
 }
