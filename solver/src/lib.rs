@@ -51,9 +51,7 @@ pub use job::generate::{
 pub use lower::slice::{cut_slices, Piece, ScoreSource, Slice, TableSource, SLICE_ALIGN};
 pub use lower::LowerTiers;
 pub use progress::{NoProgress, Phase, Progress};
-pub use solve::{
-    solve_tier, solve_tier_sliced, solve_tier_tuned, Rounds, SolveStats, TierScores, Tuning,
-};
+pub use solve::{solve_tier, solve_tier_sliced, solve_tier_tuned, SolveStats, TierScores, Tuning};
 pub use verify::{
     verify_tier, verify_tier_in_place, Mismatch, MismatchKind, VerifyLower, VerifyReport,
 };

@@ -57,7 +57,6 @@ fn options(dir: &Path, max: u8) -> GenerateOptions {
         compression: Default::default(),
         slice_bytes: None,
         exchange_batch: None,
-        rounds: None,
         cancel: oware_solver::Cancel::new(),
     }
 }

@@ -31,7 +31,6 @@ fn options(dir: &Path, rules: &str, max: u8) -> GenerateOptions {
         compression: Default::default(),
         slice_bytes: None,
         exchange_batch: None,
-        rounds: None,
         cancel: oware_solver::Cancel::new(),
     }
 }

@@ -49,7 +49,6 @@ fn generated(dir: &Path, rules: &Rules, max: u8) {
         compression: Default::default(),
         slice_bytes: None,
         exchange_batch: None,
-        rounds: None,
         cancel: oware_solver::Cancel::new(),
     };
     generate(&LocalComm, &opts, &Silent).unwrap();

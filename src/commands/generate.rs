@@ -67,7 +67,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         compression,
         slice_bytes: slice_bytes_from_env()?,
         exchange_batch: exchange_batch_from_env()?,
-        rounds: rounds_from_env()?,
         cancel: crate::signals::cancel().clone(),
     };
     let start = Instant::now();
@@ -97,30 +96,6 @@ pub(crate) fn slice_bytes_from_env() -> anyhow::Result<Option<u64>> {
             Err(_) => bail!("OWARE_SLICE_BYTES={v}: not a number of bytes"),
         },
         Err(_) => Ok(None),
-    }
-}
-
-/// `OWARE_ROUNDS`, if set: propagate every tier in rounds with bucketed updates, with the
-/// default blocks and cap (`1`), or `BLOCK_BITS,UPDATES` (a tuning and measuring aid);
-/// `0` or unset: depth first.
-///
-/// # Errors
-/// The variable is set to anything else.
-pub(crate) fn rounds_from_env() -> anyhow::Result<Option<oware_solver::Rounds>> {
-    let Ok(v) = std::env::var("OWARE_ROUNDS") else {
-        return Ok(None);
-    };
-    let bad = || anyhow::anyhow!("OWARE_ROUNDS={v}: not 0, 1 or BLOCK_BITS,UPDATES");
-    match v.trim() {
-        "0" => Ok(None),
-        "1" => Ok(Some(oware_solver::Rounds::default())),
-        s => {
-            let (bits, updates) = s.split_once(',').ok_or_else(bad)?;
-            Ok(Some(oware_solver::Rounds {
-                block_bits: bits.trim().parse().map_err(|_| bad())?,
-                updates: updates.trim().parse().map_err(|_| bad())?,
-            }))
-        }
     }
 }
 

@@ -67,9 +67,6 @@ use first_pass::{first_cells, fold_cells, Sweep};
 pub(crate) mod buffer;
 pub(crate) mod cell;
 pub(crate) mod first_pass;
-pub(crate) mod rounds;
-
-pub use rounds::Rounds;
 
 /// Positions handled per parallel work item in the sequential phases.
 const CHUNK: usize = 1 << 14;
@@ -363,9 +360,6 @@ pub struct Tuning {
     /// (fewer where the tier leaves no room); lower ones are kept in a list and looked up.
     /// The default, 48, codes as many as fit.
     pub exact_exits: u8,
-    /// Propagate each level in rounds with bucketed updates ([`Rounds`]) instead of depth
-    /// first from work stacks (then `stack` and `budget` are unused).
-    pub rounds: Option<Rounds>,
 }
 
 impl Default for Tuning {
@@ -374,7 +368,6 @@ impl Default for Tuning {
             stack: 1 << 13,
             budget: 1 << 15,
             exact_exits: 48,
-            rounds: None,
         }
     }
 }
@@ -554,18 +547,12 @@ fn solve_with<E: From<AllocError>>(
         progress.advance(taken);
         stats.scan_seconds += t.elapsed().as_secs_f64();
         let t = Instant::now();
-        if let Some(cfg) = ctx.tuning.rounds {
-            let (taken, made) = rounds::propagate_in_rounds(&ctx, k, cfg);
-            stats.sweeps += made;
+        loop {
+            let taken = sweep(&ctx, k);
+            stats.sweeps += 1;
             progress.advance(taken);
-        } else {
-            loop {
-                let taken = sweep(&ctx, k);
-                stats.sweeps += 1;
-                progress.advance(taken);
-                if taken == 0 {
-                    break;
-                }
+            if taken == 0 {
+                break;
             }
         }
         stats.sweep_seconds += t.elapsed().as_secs_f64();
@@ -589,12 +576,7 @@ fn level_start(ctx: &Ctx<'_>, k: i8) -> u64 {
         .map_init(
             || Work::new(ctx),
             |work, (c, chunk)| {
-                // In rounds, everything the scan decides goes to the frontier.
-                work.budget = if ctx.tuning.rounds.is_some() {
-                    0
-                } else {
-                    ctx.tuning.budget
-                };
+                work.budget = ctx.tuning.budget;
                 let mut taken = 0;
                 for (g, granule) in chunk.chunks(LEVEL_GRANULE).enumerate() {
                     // Propagations at this level set bit `k` again only in granules not yet

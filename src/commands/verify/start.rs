@@ -188,7 +188,6 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             compression: Default::default(),
             slice_bytes: None,
             exchange_batch: None,
-            rounds: None,
             cancel: crate::signals::cancel().clone(),
         };
         generate(&oware_solver::distributed::LocalComm, &opts, &bars)

@@ -20,7 +20,7 @@ use crate::job::ranks::{agree, tier_batch};
 use crate::lower::slice::{cut_slices, TableSource, SLICE_ALIGN};
 use crate::lower::LowerTiers;
 use crate::memory::{exchange_memory, partition_memory, plan_tier, ExitPlan, TierPlan};
-use crate::solve::{solve_tier_sliced, solve_tier_tuned, TierScores, Tuning};
+use crate::solve::{solve_tier, solve_tier_sliced, TierScores, Tuning};
 
 /// The lower tiers a rank keeps between tiers.
 pub(super) enum Held {
@@ -222,17 +222,20 @@ impl Held {
                     }),
                 );
                 let start = Instant::now();
-                let tuning = Tuning {
-                    rounds: opts.rounds,
-                    ..Tuning::default()
-                };
                 let (scores, stats) = if let Some(slice_bytes) = slices {
                     // The lower tiers are all written and recorded by now: read them from the
                     // tables.
                     let source = TableSource::new(&opts.dir);
-                    solve_tier_sliced(&opts.rules, tier, &source, slice_bytes, observer, tuning)?
+                    solve_tier_sliced(
+                        &opts.rules,
+                        tier,
+                        &source,
+                        slice_bytes,
+                        observer,
+                        Tuning::default(),
+                    )?
                 } else {
-                    solve_tier_tuned(&opts.rules, tier, lower, observer, tuning)?
+                    solve_tier(&opts.rules, tier, lower, observer)?
                 };
                 Ok((Solved::Whole(scores), SolvedStats::Single(stats), start))
             }

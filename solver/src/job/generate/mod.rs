@@ -147,9 +147,6 @@ pub struct GenerateOptions {
     /// ([`PartitionConfig::batch`](crate::distributed::PartitionConfig::batch)); `None`: the
     /// default. Small values force many rounds (tests, measurements).
     pub exchange_batch: Option<usize>,
-    /// Propagates each tier in rounds with bucketed updates ([`Rounds`](crate::Rounds));
-    /// `None`: depth first. Single process only; the tables are the same either way.
-    pub rounds: Option<crate::Rounds>,
     /// Stops the generation between writing steps and removes its temporaries when
     /// cancelled ([`Cancel::cancel`]).
     pub cancel: Cancel,
