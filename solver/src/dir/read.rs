@@ -8,9 +8,8 @@ use rayon::prelude::*;
 const TASK_BLOCKS: usize = 64;
 
 /// Every score of `table`, in index order, decoded on the current rayon thread pool: what
-/// [`Table::read_all`] does on one thread. The pages of the table's file read leave the
-/// process's resident set as they are decoded ([`Table::release_entries`]): the caller holds
-/// the scores, not the compressed table too.
+/// [`Table::read_all`] does on one thread, with the pages of the table's file released as
+/// in [`read_range_parallel`]: the caller holds the scores, not the compressed table too.
 ///
 /// # Errors
 /// [`Error::CorruptBlock`] (the first corrupt block found, not necessarily the lowest), or
@@ -32,31 +31,47 @@ pub fn read_table(table: &Table) -> Result<Vec<i8>, Error> {
         ))
     })?;
     out.resize(entries, 0);
-    let step = table.block_entries() as usize * TASK_BLOCKS;
-    out.par_chunks_mut(step)
-        .enumerate()
-        .try_for_each(|(k, chunk)| {
-            let r = table.read_into((k * step) as u64, chunk);
-            table.release_entries((k * step) as u64, chunk.len() as u64);
-            r
-        })?;
+    read_range_parallel(table, 0, &mut out)?;
     Ok(out)
 }
 
+/// Scores decoded before the pages of their compressed blocks are released together.
+const GROUP_ENTRIES: u64 = 8 << 20;
+
 /// The scores of indices `first..first + out.len()` of `table` into `out`, decoded on the
-/// current rayon thread pool, the pages read released as in [`read_table`]: what
+/// current rayon thread pool in tasks of 64 blocks cut at the table's block bounds: what
 /// [`Table::read_range`] does on one thread.
+///
+/// The pages of the table's file leave the process's resident set as they are decoded
+/// ([`Table::release_entries`]), each group of [`GROUP_ENTRIES`] scores' pages as a whole
+/// once the group is decoded: a page fault maps the cached pages around it too (the
+/// kernel's fault-around, 64 KiB), so a task maps pages of the tasks beside it, which may
+/// have released theirs already. At most one group's compressed pages stay resident, so the
+/// memory plan counts the scores, not the tables under them.
 ///
 /// # Errors
 /// As [`Table::read_range`].
 pub fn read_range_parallel(table: &Table, first: u64, out: &mut [i8]) -> Result<(), Error> {
-    let step = table.block_entries() as usize * TASK_BLOCKS;
-    out.par_chunks_mut(step)
-        .enumerate()
-        .try_for_each(|(k, chunk)| {
-            let at = first + (k * step) as u64;
-            let r = table.read_range(at, chunk);
-            table.release_entries(at, chunk.len() as u64);
-            r
-        })
+    let be = u64::from(table.block_entries()).max(1);
+    let step = be * TASK_BLOCKS as u64;
+    let head_end = ((first / step + 1) * step).min(first + out.len() as u64);
+    let (head, rest) = out.split_at_mut((head_end - first) as usize);
+    let read = |at: u64, chunk: &mut [i8]| {
+        let r = table.read_range(at, chunk);
+        table.release_entries(at, chunk.len() as u64);
+        r
+    };
+    read(first, head)?;
+    let group = (GROUP_ENTRIES / step).max(1) * step;
+    for (g, part) in rest.chunks_mut(group as usize).enumerate() {
+        let at = head_end + g as u64 * group;
+        let len = part.len() as u64;
+        let r = part
+            .par_chunks_mut(step as usize)
+            .enumerate()
+            .try_for_each(|(k, chunk)| read(at + k as u64 * step, chunk));
+        table.release_entries(at, len);
+        r?;
+    }
+    Ok(())
 }

@@ -17,7 +17,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 use oware_db::index::{IndexKind, TierIndex};
 use oware_db::table::Table;
 use oware_db::{Error, Position, MAX_SEEDS};
-use rayon::prelude::*;
 
 use crate::lower::LowerTiers;
 
@@ -188,26 +187,7 @@ impl TableSource {
 impl ScoreSource for TableSource {
     fn load(&self, tier: u8, start: u64, out: &mut [i8]) -> Result<(), Error> {
         let table = self.table(tier)?;
-        // Tasks of 64 blocks, cut at the table's block bounds.
-        let be = u64::from(table.block_entries()).max(1);
-        let step = be * 64;
-        let first_end = ((start / step + 1) * step).min(start + out.len() as u64);
-        let (head, rest) = out.split_at_mut((first_end - start) as usize);
-        // The compressed pages each task read leave the resident set once decoded: the
-        // slice's buffer is what the plan counts, not the tables under it.
-        let read = |first: u64, chunk: &mut [i8]| {
-            let r = table.read_range(first, chunk);
-            table.release_entries(first, chunk.len() as u64);
-            r
-        };
-        read(start, head)?;
-        rest.par_chunks_mut(step as usize)
-            .enumerate()
-            .try_for_each(|(k, chunk)| read(first_end + k as u64 * step, chunk))?;
-        // A page fault maps the cached pages around it too (the kernel's fault-around, 64 KiB),
-        // so a task maps pages of the tasks beside it, which may have released theirs already:
-        // once every task is done, the whole range leaves the resident set.
-        table.release_entries(start, out.len() as u64);
+        crate::dir::read::read_range_parallel(&table, start, out)?;
         Ok(())
     }
 }
