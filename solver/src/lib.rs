@@ -8,7 +8,8 @@
 //!   ([`distributed::Comm`]): one process is one rank ([`distributed::LocalComm`]).
 //! - One tier: [`solve_tier`] (and its sliced and tuned forms) solves it from the scores of
 //!   the tiers below ([`LowerTiers`]); [`verify_tier`] re-proves a tier's scores
-//!   independently.
+//!   independently; [`tier_distances`] finds the distance of each of its positions to the
+//!   next capture or end under play that keeps the score.
 //! - The table directory: [`TableDir`] (paths, the writer's [`DirLock`], the [`Cancel`]
 //!   that stops writers and removes their temporaries, free disk), the parallel table
 //!   writer and reader ([`write_table_parallel`], [`read_table`]) and the checks
@@ -23,6 +24,7 @@
 #![warn(missing_docs)]
 
 mod dir;
+mod distance;
 pub mod distributed;
 mod error;
 mod granule;
@@ -40,6 +42,7 @@ pub use dir::lock::is_temporary;
 pub use dir::read::read_table;
 pub use dir::write::{write_table_parallel, DEFAULT_BATCH_BLOCKS};
 pub use dir::{Cancel, DirLock, LockError, TableDir, LOCK_FILE, SCRATCH_DIR};
+pub use distance::{tier_distances, DistanceError, NO_DISTANCE};
 pub use error::{AllocError, SolveError};
 pub use job::deep::{
     verify_deep, DeepReport, TierVerdict, VerifyError, VerifyObserver, VerifyOptions,

@@ -1,0 +1,257 @@
+//! Distances to conversion (docs/RULES.md, *Distance*): for every
+//! position of a solved tier whose score is nonzero, the plies to the next move that leaves
+//! the tier (a capture, or a move that ends the game) under play that keeps the score, the
+//! side the score favours taking the shortest way and the other side the longest. A
+//! position where the game is over (no legal move) is at distance 0.
+//!
+//! Computed by a second pass over a solved tier, from its scores and those of the tiers
+//! below:
+//!
+//! 1. a sweep over the tier finds every position's *keeping* moves (worth exactly its
+//!    score): a position favoured by its score (`s > 0`) with a keeping exit is at
+//!    distance 1; one disfavoured (`s < 0`) counts its keeping moves that stay in the tier,
+//!    and is at distance 1 when there is none (its score is then an exit's);
+//! 2. then rounds, `r = 0, 1, …`: the parents (by un-moves) of the positions at distance `r`
+//!    that keep the score through them are decided: a favoured parent at once, at `r + 1`
+//!    (the first child found is the nearest), a disfavoured one when its last keeping
+//!    child is decided, at `r + 1` (the farthest).
+//!
+//! A nonzero score of a correct table is always reached in finite play, so every such
+//! position gets a distance; one that does not is an error in the scores.
+
+use std::sync::atomic::{AtomicU16, AtomicU8, Ordering};
+
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::{Outcome, Position, Rules};
+use rayon::prelude::*;
+
+use crate::lower::LowerTiers;
+
+/// The distance of a position that has none: its score is 0.
+pub const NO_DISTANCE: u16 = u16::MAX;
+
+/// Positions per parallel work item of the first sweep.
+const CHUNK: usize = 1 << 14;
+
+/// Why distances could not be computed.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum DistanceError {
+    /// The scores given are not those of the tier's positions.
+    #[error("tier {tier}: {got} scores given for {positions} positions")]
+    Length {
+        /// The tier.
+        tier: u8,
+        /// Scores given.
+        got: usize,
+        /// Positions of the tier.
+        positions: u64,
+    },
+    /// A position with a nonzero score that no play keeping the scores leaves the tier from:
+    /// the scores are not the game values.
+    #[error("tier {tier}: position {index} scores {score} but no play keeping the scores reaches a capture or an end; the scores are wrong")]
+    Unreached {
+        /// The tier.
+        tier: u8,
+        /// The position's index.
+        index: u64,
+        /// Its score.
+        score: i8,
+    },
+    /// A distance beyond what 16 bits hold.
+    #[error("tier {tier}: distances reach {max} plies, the most 16 bits hold")]
+    TooFar {
+        /// The tier.
+        tier: u8,
+        /// The largest distance held.
+        max: u16,
+    },
+}
+
+/// The distances of tier `n` (see the module docs), one per index of the tier
+/// ([`IndexKind::Reachable`]), [`NO_DISTANCE`] where the score is 0, from the tier's
+/// `scores` and the scores of the tiers below in `lower`. Runs on the current rayon pool.
+///
+/// # Errors
+/// [`DistanceError`] when `scores` has the wrong length, when a nonzero score is reached by
+/// no finite play (the scores are wrong), or when a distance needs more than 16 bits.
+///
+/// # Panics
+/// If `lower` lacks a tier below `n` that a capture reaches, or if `n > 48`.
+pub fn tier_distances(
+    rules: &Rules,
+    n: u8,
+    scores: &[i8],
+    lower: &LowerTiers,
+) -> Result<Vec<u16>, DistanceError> {
+    let index = TierIndex::new(n, IndexKind::Reachable);
+    let size = index.size();
+    if scores.len() as u64 != size {
+        return Err(DistanceError::Length {
+            tier: n,
+            got: scores.len(),
+            positions: size,
+        });
+    }
+    let dist: Vec<AtomicU16> = (0..scores.len())
+        .map(|_| AtomicU16::new(NO_DISTANCE))
+        .collect();
+    // Keeping in-tier moves still to decide, for the disfavoured positions.
+    let open: Vec<AtomicU8> = (0..scores.len()).map(|_| AtomicU8::new(0)).collect();
+
+    // 1. The first sweep: distances 0 and 1, and the open counts.
+    let mut frontier: Vec<Vec<u64>> = dist
+        .par_chunks(CHUNK)
+        .zip(open.par_chunks(CHUNK))
+        .enumerate()
+        .map(|(c, (dist, open))| {
+            let start = (c * CHUNK) as u64;
+            let mut found = Vec::new();
+            let cursor = index.cursor(start, start + dist.len() as u64);
+            for (k, p) in cursor.enumerate() {
+                let s = scores[start as usize + k];
+                if s == 0 {
+                    continue;
+                }
+                let (d, count) = first_distance(rules, &index, scores, lower, &p, s);
+                open[k].store(count, Ordering::Relaxed);
+                if let Some(d) = d {
+                    dist[k].store(d, Ordering::Relaxed);
+                    found.push((start + k as u64) << 1 | u64::from(d));
+                }
+            }
+            found
+        })
+        .collect();
+    // The positions at distance 0 and those at 1, each in index order.
+    let mut zero = Vec::new();
+    let mut one = Vec::new();
+    for f in frontier.drain(..) {
+        for e in f {
+            if e & 1 == 0 {
+                zero.push(e >> 1);
+            } else {
+                one.push(e >> 1);
+            }
+        }
+    }
+
+    // 2. The rounds.
+    let mut current = zero;
+    let mut next_from_first = one;
+    let mut r: u16 = 0;
+    loop {
+        if r == NO_DISTANCE - 1 {
+            return Err(DistanceError::TooFar {
+                tier: n,
+                max: NO_DISTANCE - 1,
+            });
+        }
+        let decided: Vec<Vec<u64>> = current
+            .par_chunks(CHUNK / 16)
+            .map_init(
+                || index.unranker(),
+                |unranker, part| {
+                    let mut out = Vec::new();
+                    for &j in part {
+                        let p = unranker.unrank(j);
+                        let t = scores[j as usize];
+                        p.unmoves_reachable(rules, |q, _house| {
+                            let i = index.rank_unchecked(&q) as usize;
+                            // The move from `q` keeps its score when it is worth `−t`.
+                            if scores[i] != -t {
+                                return;
+                            }
+                            let won = if t < 0 {
+                                // A favoured parent: the first child decided is the nearest.
+                                dist[i]
+                                    .compare_exchange(
+                                        NO_DISTANCE,
+                                        r + 1,
+                                        Ordering::Relaxed,
+                                        Ordering::Relaxed,
+                                    )
+                                    .is_ok()
+                            } else {
+                                // A disfavoured parent: decided with its last keeping child.
+                                let left = open[i].fetch_sub(1, Ordering::Relaxed);
+                                debug_assert!(left > 0);
+                                if left == 1 {
+                                    dist[i].store(r + 1, Ordering::Relaxed);
+                                }
+                                left == 1
+                            };
+                            if won {
+                                out.push(i as u64);
+                            }
+                        });
+                    }
+                    out
+                },
+            )
+            .collect();
+        let mut next: Vec<u64> = std::mem::take(&mut next_from_first);
+        for d in decided {
+            next.extend(d);
+        }
+        if next.is_empty() {
+            break;
+        }
+        // In index order, so that the next round unranks its positions cheaply.
+        next.par_sort_unstable();
+        r += 1;
+        current = next;
+    }
+
+    let out: Vec<u16> = dist.into_iter().map(AtomicU16::into_inner).collect();
+    if let Some(j) = out
+        .par_iter()
+        .zip(scores.par_iter())
+        .position_first(|(&d, &s)| s != 0 && d == NO_DISTANCE)
+    {
+        return Err(DistanceError::Unreached {
+            tier: n,
+            index: j as u64,
+            score: scores[j],
+        });
+    }
+    Ok(out)
+}
+
+/// A nonzero position's distance when its moves alone decide it (0 with no legal move,
+/// 1 for a favoured position with a keeping exit or a disfavoured one whose keeping moves
+/// all leave the tier), and, for a disfavoured position, how many of its keeping moves stay
+/// in the tier.
+fn first_distance(
+    rules: &Rules,
+    index: &TierIndex,
+    scores: &[i8],
+    lower: &LowerTiers,
+    p: &Position,
+    s: i8,
+) -> (Option<u16>, u8) {
+    let mut keeping_exit = false;
+    let mut keeping_inside = 0u8;
+    let any = p.for_each_move(rules, |m| match m.outcome {
+        Outcome::Continue { child, captured: 0 } => {
+            if -scores[index.rank_unchecked(&child) as usize] == s {
+                keeping_inside += 1;
+            }
+        }
+        Outcome::Continue { child, captured } => {
+            if captured as i8 - *lower.entry_of_child(&child) == s {
+                keeping_exit = true;
+            }
+        }
+        Outcome::End { score } => keeping_exit |= score == s,
+    });
+    if !any {
+        return (Some(0), 0);
+    }
+    if s > 0 {
+        (keeping_exit.then_some(1), 0)
+    } else if keeping_inside == 0 {
+        (Some(1), 0)
+    } else {
+        (None, keeping_inside)
+    }
+}

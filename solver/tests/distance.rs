@@ -1,0 +1,206 @@
+//! Distances to conversion ([`tier_distances`]) agree with an independent brute force on
+//! every position of tiers 0..=10 under both presets and every rule option.
+//!
+//! The brute force shares nothing with the distance pass but the move generator and the
+//! index (no un-moves, no counts): it computes by plain sweeps the sets
+//! `W_r = {p : distance(p) <= r}` (a favoured position with a keeping exit, or with a
+//! keeping move to a position of `W_{r-1}`; a disfavoured one whose keeping moves that stay
+//! in the tier all lead into `W_{r-1}`; a position without moves in `W_0`) until they stop
+//! growing, and takes each position's distance as the least `r` with `p` in `W_r`.
+
+mod common;
+
+use std::sync::Arc;
+
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::{Outcome, Position, Rules};
+use oware_solver::{tier_distances, DistanceError, LowerTiers, NO_DISTANCE};
+
+fn score(tiers: &[Vec<i8>], p: &Position) -> i8 {
+    let idx = TierIndex::new(p.seeds(), IndexKind::Reachable);
+    tiers[p.seeds() as usize][idx.rank(p).expect("a child is reachable") as usize]
+}
+
+/// The distances of tier `n` by the brute force, from the scores of tiers `0..=n`.
+fn brute_distances(rules: &Rules, n: u8, tiers: &[Vec<i8>]) -> Vec<u16> {
+    let idx = TierIndex::new(n, IndexKind::Reachable);
+    let size = idx.size() as usize;
+    let scores = &tiers[n as usize];
+    // Per position: whether the game is over, a keeping exit, the keeping in-tier children.
+    let mut over = vec![false; size];
+    let mut exit = vec![false; size];
+    let mut inside: Vec<Vec<usize>> = vec![Vec::new(); size];
+    for i in 0..size {
+        let s = scores[i];
+        if s == 0 {
+            continue;
+        }
+        let p = idx.unrank(i as u64);
+        let moves = p.moves(rules);
+        over[i] = moves.is_empty();
+        for m in moves.iter() {
+            if m.outcome.value(|c| score(tiers, c)) != s {
+                continue;
+            }
+            match m.outcome {
+                Outcome::Continue { child, captured: 0 } => {
+                    inside[i].push(idx.rank(&child).unwrap() as usize)
+                }
+                _ => exit[i] = true,
+            }
+        }
+    }
+    let mut d = vec![NO_DISTANCE; size];
+    for i in 0..size {
+        if scores[i] != 0 && over[i] {
+            d[i] = 0;
+        }
+    }
+    for r in 1u16.. {
+        let prev = d.clone();
+        let mut grew = false;
+        for i in 0..size {
+            let s = scores[i];
+            if s == 0 || prev[i] != NO_DISTANCE {
+                continue;
+            }
+            let known = |c: &usize| prev[*c] != NO_DISTANCE;
+            let now = if s > 0 {
+                exit[i] || inside[i].iter().any(known)
+            } else {
+                inside[i].iter().all(known)
+            };
+            if now {
+                d[i] = r;
+                grew = true;
+            }
+        }
+        if !grew {
+            break;
+        }
+    }
+    d
+}
+
+#[test]
+fn distances_match_the_brute_force_up_to_tier_10() {
+    let max = 10;
+    for rules in common::test_rules() {
+        let tiers = common::brute_all(&rules, max);
+        let mut lower = LowerTiers::new();
+        for n in 0..=max {
+            let got = tier_distances(&rules, n, &tiers[n as usize], &lower)
+                .unwrap_or_else(|e| panic!("{rules} tier {n}: {e}"));
+            let want = brute_distances(&rules, n, &tiers);
+            let idx = TierIndex::new(n, IndexKind::Reachable);
+            let diffs: Vec<String> = (0..want.len())
+                .filter(|&i| got[i] != want[i])
+                .take(5)
+                .map(|i| {
+                    format!(
+                        "{} (score {}): brute {} pass {}",
+                        idx.unrank(i as u64),
+                        tiers[n as usize][i],
+                        want[i],
+                        got[i]
+                    )
+                })
+                .collect();
+            assert!(diffs.is_empty(), "{rules} tier {n}: {diffs:?}");
+            // Every nonzero score has a distance; every zero has none.
+            for (i, &s) in tiers[n as usize].iter().enumerate() {
+                assert_eq!(s == 0, got[i] == NO_DISTANCE, "{rules} tier {n} index {i}");
+            }
+            lower.push(Arc::from(tiers[n as usize].clone()));
+        }
+    }
+}
+
+/// The same distances on one thread and on three.
+#[test]
+fn distances_do_not_depend_on_thread_count() {
+    let rules = Rules::ABAPA;
+    let tiers = common::solve_all(&rules, 13);
+    let mut lower = LowerTiers::new();
+    for n in 0..=12u8 {
+        lower.push(Arc::from(tiers[n as usize].clone()));
+    }
+    let run = |threads| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| tier_distances(&rules, 13, &tiers[13], &lower).unwrap())
+    };
+    assert!(run(1) == run(3));
+}
+
+/// Scores of the wrong length, and a nonzero score given to a position of endless play,
+/// are errors.
+#[test]
+fn wrong_scores_are_errors() {
+    let rules = Rules::ABAPA;
+    let tiers = common::solve_all(&rules, 12);
+    let mut lower = LowerTiers::new();
+    for n in 0..12u8 {
+        lower.push(Arc::from(tiers[n as usize].clone()));
+    }
+    assert!(matches!(
+        tier_distances(&rules, 12, &tiers[12][1..], &lower),
+        Err(DistanceError::Length { tier: 12, .. })
+    ));
+    // A position of endless play without exits, none of whose children scores −1, given
+    // the score +1: no play keeping the scores leaves the tier from it.
+    let mut wrong = tiers[12].clone();
+    let idx = TierIndex::new(12, IndexKind::Reachable);
+    let i = (0..wrong.len())
+        .find(|&i| {
+            wrong[i] == 0 && {
+                let p = idx.unrank(i as u64);
+                p.moves(&rules).iter().all(|m| match m.outcome {
+                    Outcome::Continue { captured: 0, child } => score(&tiers, &child) != -1,
+                    _ => false,
+                })
+            }
+        })
+        .expect("an endless position without exits");
+    wrong[i] = 1;
+    // It, or a parent that keeps its score through it, is named.
+    let e = tier_distances(&rules, 12, &wrong, &lower).unwrap_err();
+    assert!(
+        matches!(e, DistanceError::Unreached { tier: 12, index, .. } if index <= i as u64),
+        "{e}"
+    );
+    assert!(!e.to_string().contains('\n'));
+}
+
+/// The worked example of docs/RULES.md (*The distance to conversion*).
+#[test]
+fn the_worked_example_of_the_rules() {
+    let rules = Rules::ABAPA;
+    let tiers = common::solve_all(&rules, 12);
+    let mut lower = LowerTiers::new();
+    for n in 0..12u8 {
+        lower.push(Arc::from(tiers[n as usize].clone()));
+    }
+    let d = tier_distances(&rules, 12, &tiers[12], &lower).unwrap();
+    let idx = TierIndex::new(12, IndexKind::Reachable);
+    for (houses, s, dist) in [
+        ([0, 0, 0, 0, 0, 1, 0, 1, 1, 8, 1, 0], 2, 3),
+        ([1, 1, 1, 8, 1, 0, 0, 0, 0, 0, 0, 0], -2, 2),
+        ([1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 2, 1], 2, 1),
+    ] {
+        let p = Position::new(houses).unwrap();
+        let i = idx.rank(&p).unwrap() as usize;
+        assert_eq!((tiers[12][i], d[i]), (s, dist), "{p}");
+    }
+    // Houses 0 and 4 of the last position keep +2 too, to positions at distance 26.
+    let p = Position::new([1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 2, 1]).unwrap();
+    for m in p.moves(&rules).iter().filter(|m| [0, 4].contains(&m.house)) {
+        let Outcome::Continue { child, captured: 0 } = m.outcome else {
+            panic!("house {} leaves the tier", m.house);
+        };
+        let c = idx.rank(&child).unwrap() as usize;
+        assert_eq!((tiers[12][c], d[c]), (-2, 26), "house {}", m.house);
+    }
+}
