@@ -8,8 +8,9 @@ use rayon::prelude::*;
 const TASK_BLOCKS: usize = 64;
 
 /// Every score of `table`, in index order, decoded on the current rayon thread pool: what
-/// [`Table::read_all`] does on one thread, with the pages of the table's file released as
-/// in [`read_range_parallel`]: the caller holds the scores, not the compressed table too.
+/// [`Table::read_all`] does on one thread. The pages of the table's file leave the
+/// process's resident set as they are decoded, a group of 8 M scores' pages at a time
+/// ([`Table::release_entries`]): the caller holds the scores, not the compressed table too.
 ///
 /// # Errors
 /// [`Error::CorruptBlock`] (the first corrupt block found, not necessarily the lowest), or
