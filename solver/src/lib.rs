@@ -38,8 +38,8 @@ mod verify;
 
 pub use dir::check::{check_tiers, CheckObserver};
 pub use dir::disk::{free_disk, generate_tier_disk, table_disk_bound};
-pub use dir::lock::is_temporary;
 pub use dir::read::read_table;
+pub use dir::temp::is_temporary;
 pub use dir::write::{write_table_parallel, DEFAULT_BATCH_BLOCKS};
 pub use dir::{Cancel, DirLock, LockError, TableDir, LOCK_FILE, SCRATCH_DIR};
 pub use distance::{tier_distances, DistanceError, NO_DISTANCE};

@@ -21,20 +21,7 @@ impl std::fmt::Display for Usage {
 
 impl std::error::Error for Usage {}
 
-/// The most worker threads `--threads` accepts.
-pub const MAX_THREADS: usize = 1024;
-
-/// Parses `--threads`: a count of `1..=MAX_THREADS`, digits only.
-pub fn parse_threads(s: &str) -> Result<usize, String> {
-    let bad = || format!("`{s}` is not a thread count in 1..={MAX_THREADS}");
-    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(bad());
-    }
-    match s.parse::<usize>() {
-        Ok(t) if (1..=MAX_THREADS).contains(&t) => Ok(t),
-        _ => Err(bad()),
-    }
-}
+pub use super::env::{parse_threads, MAX_THREADS};
 
 /// Starts the worker threads of every command that has them, the same way for all: rayon's
 /// global pool of `threads` workers (`--threads`), or of `RAYON_NUM_THREADS`

@@ -4,7 +4,20 @@
 
 use anyhow::bail;
 
-use super::common::{parse_threads, MAX_THREADS};
+/// The most worker threads `--threads` accepts.
+pub const MAX_THREADS: usize = 1024;
+
+/// Parses `--threads`: a count of `1..=MAX_THREADS`, digits only.
+pub fn parse_threads(s: &str) -> Result<usize, String> {
+    let bad = || format!("`{s}` is not a thread count in 1..={MAX_THREADS}");
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    match s.parse::<usize>() {
+        Ok(t) if (1..=MAX_THREADS).contains(&t) => Ok(t),
+        _ => Err(bad()),
+    }
+}
 
 /// The variable that sets the memory the commands plan for.
 pub const MEMORY_LIMIT_VAR: &str = "OWARE_MEMORY_LIMIT";

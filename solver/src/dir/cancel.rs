@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard};
 
-use super::lock::remove_temporaries;
+use super::temp::remove_temporaries;
 
 /// A cancellation shared by the writers of table directories and whoever stops them.
 ///

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::generate::GenerateError;
+use super::generate::error::GenerateError;
 use crate::dir::{DirLock, LockError, TableDir};
 use crate::distributed::Comm;
 

@@ -18,112 +18,20 @@ use oware_db::manifest::{Manifest, TierEntry, TierStats};
 use oware_db::table::Table;
 use oware_db::write::WriteOptions;
 use oware_db::Rules;
-use thiserror::Error;
 
+pub(super) mod error;
 mod held;
+
+pub use error::GenerateError;
 
 use super::ranks::{agree, agree_flags, check_disk, gather_histogram, lock_dir};
 use crate::dir::disk::generate_tier_disk;
-use crate::dir::{Cancel, DirLock, LockError, TableDir};
+use crate::dir::{Cancel, DirLock, TableDir};
 use crate::distributed::{Comm, PartitionStats};
-use crate::error::{AllocError, SolveError};
-use crate::memory::{available_memory, human_bytes, TierPlan};
+use crate::memory::{available_memory, TierPlan};
 use crate::progress::Progress;
 use crate::solve::SolveStats;
 use held::Held;
-
-/// What can stop a generation.
-#[derive(Debug, Error)]
-pub enum GenerateError {
-    /// Reading or writing tables or the manifest failed.
-    #[error(transparent)]
-    Db(#[from] oware_db::Error),
-    /// The directory holds tables of other rules.
-    #[error("{} holds tables built under `{found}`, not `{asked}`", dir.display())]
-    RulesMismatch {
-        /// The directory.
-        dir: PathBuf,
-        /// The rules found there.
-        found: Rules,
-        /// The rules asked for.
-        asked: Rules,
-    },
-    /// A tier needs more memory than the machine has available: on one process, its cells
-    /// and frontier and the smallest slice of its lower tiers ([`plan_tier`](crate::memory::plan_tier)).
-    #[error("tier {tier} needs {needed} bytes of memory ({positions} positions: {own} for its cells and frontier, {lower} for the smallest slice of its lower tiers, {process} for the process and its buffers) but only {available} are available; nothing was written for it")]
-    TooLarge {
-        /// The tier.
-        tier: u8,
-        /// Its positions.
-        positions: u64,
-        /// Bytes needed in all.
-        needed: u64,
-        /// Of which the tier's own arrays (over several ranks: this rank's part and the
-        /// gathered tier).
-        own: u64,
-        /// Of which the lower tiers' scores (0 over several ranks, which keep side copies).
-        lower: u64,
-        /// Of which the process itself and its buffers
-        /// ([`PROCESS_BYTES`](crate::memory::PROCESS_BYTES)).
-        process: u64,
-        /// Bytes available.
-        available: u64,
-    },
-    /// An array of the solver could not be allocated.
-    #[error(transparent)]
-    Alloc(#[from] AllocError),
-    /// Another process is writing the directory, or its lock cannot be taken.
-    #[error(transparent)]
-    Locked(#[from] LockError),
-    /// Over several ranks, a rank's share of a tier does not fit in its memory: its cells,
-    /// frontier and exchange buffers, and its share of the lower tiers.
-    #[error("tier {tier} needs {} of memory on rank {rank} of {ranks} ({positions} positions in all: {} for this rank's cells, frontier and exchange buffers, {} for its share of the lower tiers) but only {} are available; nothing was written for it", human_bytes(*needed), human_bytes(*own), human_bytes(*lower), human_bytes(*available))]
-    RankTooLarge {
-        /// The tier.
-        tier: u8,
-        /// The rank that lacks memory (the lowest such rank).
-        rank: usize,
-        /// The ranks of the job.
-        ranks: usize,
-        /// Positions of the tier.
-        positions: u64,
-        /// Bytes needed on that rank.
-        needed: u64,
-        /// Of which its cells, frontier and exchange buffers.
-        own: u64,
-        /// Of which its share of the lower tiers.
-        lower: u64,
-        /// Bytes available on that rank.
-        available: u64,
-    },
-    /// Over several ranks, another rank failed (it reports its own error); this one stops
-    /// with it.
-    #[error("rank {rank} failed")]
-    RankFailed {
-        /// The rank that failed (the lowest, if several did).
-        rank: usize,
-    },
-    /// A tier needs more disk than its directory's filesystem has free.
-    #[error("tier {tier} needs {} of disk in {}, {} free; nothing was written for it", human_bytes(*needed), dir.display(), human_bytes(*free))]
-    NoSpace {
-        /// The tier.
-        tier: u8,
-        /// The directory.
-        dir: PathBuf,
-        /// Bytes needed: the table's bound and the side copies.
-        needed: u64,
-        /// Bytes free.
-        free: u64,
-    },
-    /// Creating the directory failed.
-    #[error("cannot create {path}: {source}")]
-    CreateDir {
-        /// The directory.
-        path: PathBuf,
-        /// The cause.
-        source: std::io::Error,
-    },
-}
 
 /// Options of a generation.
 #[derive(Clone, Debug)]
@@ -519,15 +427,6 @@ fn last_readers(
                 .find(|&m| !complete[m as usize] && held(m) && rules.capture_window(m).contains(&t))
         })
         .collect()
-}
-
-impl From<SolveError> for GenerateError {
-    fn from(e: SolveError) -> Self {
-        match e {
-            SolveError::Alloc(e) => GenerateError::Alloc(e),
-            SolveError::Lower(e) => GenerateError::Db(e),
-        }
-    }
 }
 
 /// Removes, when dropped armed, this rank's scratch and (on the rank holding the lock) the
