@@ -55,10 +55,10 @@ impl Server {
     /// `GET path`: the status and the JSON body.
     fn get(&self, path: &str) -> (u16, Value) {
         let url = format!("{}{path}", self.url);
-        let agent = ureq::AgentBuilder::new()
+        let client = ureq::builder()
             .timeout(std::time::Duration::from_secs(30))
             .build();
-        let response = match agent.get(&url).call() {
+        let response = match client.get(&url).call() {
             Ok(r) => r,
             Err(ureq::Error::Status(_, r)) => r,
             Err(e) => panic!("GET {url}: {e}"),
@@ -547,16 +547,14 @@ fn idle_connections_do_not_shut_other_clients_out() {
         .collect();
     // Another client is answered, within the header timeout and some slack.
     let t0 = Instant::now();
-    let agent = ureq::AgentBuilder::new()
-        .timeout(Duration::from_secs(5))
-        .build();
+    let client = ureq::builder().timeout(Duration::from_secs(5)).build();
     let url = format!(
         "{}/api/v1/probe?position=1,0,0,0,0,0,0,0,0,0,0,1",
         server.url
     );
     let mut refused = 0;
     loop {
-        match agent.get(&url).call() {
+        match client.get(&url).call() {
             Ok(r) => {
                 assert_eq!(r.status(), 200);
                 break;

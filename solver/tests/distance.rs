@@ -82,6 +82,16 @@ fn brute_distances(rules: &Rules, n: u8, tiers: &[Vec<i8>]) -> Vec<u16> {
     d
 }
 
+/// The solver's scores of tiers `0..=top`, and tiers `0..top` as the lower tiers of `top`.
+fn solved_below(rules: &Rules, top: u8) -> (Vec<Vec<i8>>, LowerTiers) {
+    let tiers = common::solve_all(rules, top);
+    let mut lower = LowerTiers::new();
+    for scores in &tiers[..top as usize] {
+        lower.push(Arc::from(scores.clone()));
+    }
+    (tiers, lower)
+}
+
 #[test]
 fn distances_match_the_brute_force_up_to_tier_10() {
     let max = 10;
@@ -120,11 +130,7 @@ fn distances_match_the_brute_force_up_to_tier_10() {
 #[test]
 fn distances_do_not_depend_on_thread_count() {
     let rules = Rules::ABAPA;
-    let tiers = common::solve_all(&rules, 13);
-    let mut lower = LowerTiers::new();
-    for n in 0..=12u8 {
-        lower.push(Arc::from(tiers[n as usize].clone()));
-    }
+    let (tiers, lower) = solved_below(&rules, 13);
     let run = |threads| {
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -140,11 +146,7 @@ fn distances_do_not_depend_on_thread_count() {
 #[test]
 fn wrong_scores_are_errors() {
     let rules = Rules::ABAPA;
-    let tiers = common::solve_all(&rules, 12);
-    let mut lower = LowerTiers::new();
-    for n in 0..12u8 {
-        lower.push(Arc::from(tiers[n as usize].clone()));
-    }
+    let (tiers, lower) = solved_below(&rules, 12);
     assert!(matches!(
         tier_distances(&rules, 12, &tiers[12][1..], &lower),
         Err(DistanceError::Length { tier: 12, .. })
@@ -178,11 +180,7 @@ fn wrong_scores_are_errors() {
 #[test]
 fn the_worked_example_of_the_rules() {
     let rules = Rules::ABAPA;
-    let tiers = common::solve_all(&rules, 12);
-    let mut lower = LowerTiers::new();
-    for n in 0..12u8 {
-        lower.push(Arc::from(tiers[n as usize].clone()));
-    }
+    let (tiers, lower) = solved_below(&rules, 12);
     let d = tier_distances(&rules, 12, &tiers[12], &lower).unwrap();
     let idx = TierIndex::new(12, IndexKind::Reachable);
     for (houses, s, dist) in [

@@ -39,9 +39,7 @@ struct Client {
 }
 
 fn client(url: &str, seed: u64, max: u8, until: Instant) -> Client {
-    let agent = ureq::AgentBuilder::new()
-        .timeout(Duration::from_secs(10))
-        .build();
+    let client = ureq::builder().timeout(Duration::from_secs(10)).build();
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut out = Client {
         latencies: Vec::with_capacity(1 << 16),
@@ -56,7 +54,7 @@ fn client(url: &str, seed: u64, max: u8, until: Instant) -> Client {
         let q: Vec<String> = houses.iter().map(u8::to_string).collect();
         let target = format!("{url}/api/v1/probe?position={}", q.join(","));
         let t = Instant::now();
-        let answer = match agent.get(&target).call() {
+        let answer = match client.get(&target).call() {
             Ok(r) => r.into_string().map_err(|e| e.to_string()),
             Err(e) => Err(e.to_string()),
         };
