@@ -16,10 +16,14 @@
 //!    (the first child found is the nearest), a disfavoured one when its last keeping
 //!    child is decided, at `r + 1` (the farthest).
 //!
+//! Memory: 3¼ bytes per position of the tier beside its scores and the lower tiers (the
+//! distances as `u16`, a count of open moves, and the frontiers of two rounds as one bit per
+//! position each): [`DISTANCE_BYTES_PER_POSITION`] rounded up.
+//!
 //! A nonzero score of a correct table is always reached in finite play, so every such
 //! position gets a distance; one that does not is an error in the scores.
 
-use std::sync::atomic::{AtomicU16, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicU64, AtomicU8, Ordering};
 
 use oware_db::index::{IndexKind, TierIndex};
 use oware_db::{Outcome, Position, Rules};
@@ -30,7 +34,10 @@ use crate::lower::LowerTiers;
 /// The distance of a position that has none: its score is 0.
 pub const NO_DISTANCE: u16 = u16::MAX;
 
-/// Positions per parallel work item of the first sweep.
+/// Bytes per position that [`tier_distances`] holds beside the scores (3¼, rounded up).
+pub const DISTANCE_BYTES_PER_POSITION: u64 = 4;
+
+/// Positions per parallel work item of the first sweep and of the rounds.
 const CHUNK: usize = 1 << 14;
 
 /// Why distances could not be computed.
@@ -98,17 +105,24 @@ pub fn tier_distances(
     // Keeping in-tier moves still to decide, for the disfavoured positions.
     let open: Vec<AtomicU8> = (0..scores.len()).map(|_| AtomicU8::new(0)).collect();
 
+    // The frontiers, one bit per position: `current` holds the positions at distance `r`,
+    // `next` those found at `r + 1` (the first sweep puts those at 0 and 1 there).
+    let words = scores.len().div_ceil(64);
+    let mut current: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
+    let mut next: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
+    let mark = |set: &[AtomicU64], i: usize| {
+        set[i / 64].fetch_or(1 << (i % 64), Ordering::Relaxed);
+    };
+
     // 1. The first sweep: distances 0 and 1, and the open counts.
-    let mut frontier: Vec<Vec<u64>> = dist
-        .par_chunks(CHUNK)
+    dist.par_chunks(CHUNK)
         .zip(open.par_chunks(CHUNK))
         .enumerate()
-        .map(|(c, (dist, open))| {
-            let start = (c * CHUNK) as u64;
-            let mut found = Vec::new();
-            let cursor = index.cursor(start, start + dist.len() as u64);
+        .for_each(|(c, (dist, open))| {
+            let start = c * CHUNK;
+            let cursor = index.cursor(start as u64, (start + dist.len()) as u64);
             for (k, p) in cursor.enumerate() {
-                let s = scores[start as usize + k];
+                let s = scores[start + k];
                 if s == 0 {
                     continue;
                 }
@@ -116,28 +130,12 @@ pub fn tier_distances(
                 open[k].store(count, Ordering::Relaxed);
                 if let Some(d) = d {
                     dist[k].store(d, Ordering::Relaxed);
-                    found.push((start + k as u64) << 1 | u64::from(d));
+                    mark(if d == 0 { &current } else { &next }, start + k);
                 }
             }
-            found
-        })
-        .collect();
-    // The positions at distance 0 and those at 1, each in index order.
-    let mut zero = Vec::new();
-    let mut one = Vec::new();
-    for f in frontier.drain(..) {
-        for e in f {
-            if e & 1 == 0 {
-                zero.push(e >> 1);
-            } else {
-                one.push(e >> 1);
-            }
-        }
-    }
+        });
 
     // 2. The rounds.
-    let mut current = zero;
-    let mut next_from_first = one;
     let mut r: u16 = 0;
     loop {
         if r == NO_DISTANCE - 1 {
@@ -146,22 +144,23 @@ pub fn tier_distances(
                 max: NO_DISTANCE - 1,
             });
         }
-        let decided: Vec<Vec<u64>> = current
-            .par_chunks(CHUNK / 16)
-            .map_init(
-                || index.unranker(),
-                |unranker, part| {
-                    let mut out = Vec::new();
-                    for &j in part {
-                        let p = unranker.unrank(j);
-                        let t = scores[j as usize];
+        current.par_chunks(CHUNK / 64).enumerate().for_each_init(
+            || index.unranker(),
+            |unranker, (c, part)| {
+                for (w, word) in part.iter().enumerate() {
+                    let mut bits = word.load(Ordering::Relaxed);
+                    while bits != 0 {
+                        let j = (c * (CHUNK / 64) + w) * 64 + bits.trailing_zeros() as usize;
+                        bits &= bits - 1;
+                        let p = unranker.unrank(j as u64);
+                        let t = scores[j];
                         p.unmoves_reachable(rules, |q, _house| {
                             let i = index.rank_unchecked(&q) as usize;
                             // The move from `q` keeps its score when it is worth `−t`.
                             if scores[i] != -t {
                                 return;
                             }
-                            let won = if t < 0 {
+                            let decided = if t < 0 {
                                 // A favoured parent: the first child decided is the nearest.
                                 dist[i]
                                     .compare_exchange(
@@ -180,26 +179,20 @@ pub fn tier_distances(
                                 }
                                 left == 1
                             };
-                            if won {
-                                out.push(i as u64);
+                            if decided {
+                                mark(&next, i);
                             }
                         });
                     }
-                    out
-                },
-            )
-            .collect();
-        let mut next: Vec<u64> = std::mem::take(&mut next_from_first);
-        for d in decided {
-            next.extend(d);
-        }
-        if next.is_empty() {
+                }
+            },
+        );
+        if next.par_iter().all(|w| w.load(Ordering::Relaxed) == 0) {
             break;
         }
-        // In index order, so that the next round unranks its positions cheaply.
-        next.par_sort_unstable();
+        std::mem::swap(&mut current, &mut next);
+        next.par_iter().for_each(|w| w.store(0, Ordering::Relaxed));
         r += 1;
-        current = next;
     }
 
     let out: Vec<u16> = dist.into_iter().map(AtomicU16::into_inner).collect();
