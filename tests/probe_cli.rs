@@ -35,6 +35,7 @@ fn build(dir: &Path, rules: &Rules) {
             n,
             TierEntry {
                 verified: None,
+                distance: None,
                 file: w.file,
                 entries: size,
                 file_size: w.file_size,

@@ -38,6 +38,28 @@ pub enum Error {
         /// The file that was looked for.
         path: PathBuf,
     },
+    /// The distance table of a tier is not in the directory (generated without distances,
+    /// or removed): scores are answered, distances are not.
+    #[error("tier {tier} has no distance table: no {path}")]
+    MissingDistances {
+        /// The tier (seed count).
+        tier: u8,
+        /// The file that was looked for.
+        path: PathBuf,
+    },
+    /// A stored distance disagrees with the score beside it: a distance where the score is 0,
+    /// or none where it is not.
+    #[error("{path}: entry {index} holds {stored} for a position scored {score}")]
+    BadDistance {
+        /// The distance table.
+        path: PathBuf,
+        /// The entry.
+        index: u64,
+        /// What the entry holds, in words.
+        stored: String,
+        /// The position's score.
+        score: i8,
+    },
     /// The table or manifest was built under other rules than those asked for.
     #[error("rules mismatch: the tables were built with rules `{table}`, asked for `{asked}`")]
     RulesMismatch {

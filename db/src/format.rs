@@ -7,8 +7,9 @@
 //! ```text
 //! header   48 fixed bytes + rules text padded to 8, ending with an xxh3-64 of itself
 //!          (+ for ctx-huffman: the order-1 code lengths, padded to 8)
-//! blocks   one per block of `block_entries` scores (one i8 each): a zstd frame, or a
-//!          ctx-huffman block (sub-block table + bitstream)
+//! blocks   one per block of `block_entries` values (one byte each: a score as i8, or a
+//!          distance as u8, 255 for none): a zstd frame, or a ctx-huffman block (sub-block
+//!          table + bitstream; scores only)
 //! index    one 16-byte entry per block: start offset (u64), xxh3-64 of the compressed bytes
 //! trailer  index offset (u64), block count (u64), end magic (8), blake3 of all before (32)
 //! ```
@@ -38,6 +39,13 @@ pub(crate) const TRAILER: usize = 56;
 pub(crate) const CHECKSUM_LEN: usize = 32;
 /// Value encoding 1: one signed byte per position, the score.
 pub(crate) const ENCODING_I8_SCORE: u8 = 1;
+/// Value encoding 2: one unsigned byte per position, its distance to conversion
+/// (docs/RULES.md), [`NO_DISTANCE_BYTE`] where the score is 0; zstd blocks only.
+pub(crate) const ENCODING_U8_DISTANCE: u8 = 2;
+/// The byte of a distance table that stands for no distance (a position scored 0).
+pub const NO_DISTANCE_BYTE: u8 = 255;
+/// The longest distance a distance table holds.
+pub const MAX_STORED_DISTANCE: u16 = 254;
 /// Compression 1: every block is one zstd frame.
 pub(crate) const COMPRESSION_ZSTD: u8 = 1;
 /// Compression 2: every block is coded with the table's order-1 canonical Huffman model
@@ -62,6 +70,57 @@ pub fn tier_of_file_name(name: &str) -> Option<u8> {
         .parse::<u8>()
         .ok()?;
     (n <= crate::position::MAX_SEEDS && tier_file_name(n) == name).then_some(n)
+}
+
+/// The file name of tier `n`'s distance table: `tier-NN.owd`.
+pub fn distance_file_name(n: u8) -> String {
+    format!("tier-{n:02}.owd")
+}
+
+/// The tier whose distance table is named `name` (the inverse of [`distance_file_name`]),
+/// or `None` for any other name.
+pub fn tier_of_distance_file_name(name: &str) -> Option<u8> {
+    let n = name
+        .strip_prefix("tier-")?
+        .strip_suffix(".owd")?
+        .parse::<u8>()
+        .ok()?;
+    (n <= crate::position::MAX_SEEDS && distance_file_name(n) == name).then_some(n)
+}
+
+/// What the entries of a table are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Values {
+    /// Scores, one `i8` per position (`tier-NN.owt`).
+    Scores,
+    /// Distances to conversion, one `u8` per position (`tier-NN.owd`), 255 for none.
+    Distances,
+}
+
+impl Values {
+    /// The header code.
+    pub(crate) fn code(self) -> u8 {
+        match self {
+            Values::Scores => ENCODING_I8_SCORE,
+            Values::Distances => ENCODING_U8_DISTANCE,
+        }
+    }
+
+    /// The file name of tier `n`'s table of these values.
+    pub fn file_name(self, n: u8) -> String {
+        match self {
+            Values::Scores => tier_file_name(n),
+            Values::Distances => distance_file_name(n),
+        }
+    }
+
+    /// `scores` or `distances`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Values::Scores => "scores",
+            Values::Distances => "distances",
+        }
+    }
 }
 
 /// The checksum of one compressed block, stored in its index entry.
@@ -154,8 +213,9 @@ pub(crate) struct Header {
     pub entries: u64,
     /// Entries per block (the last block may hold fewer).
     pub block_entries: u32,
-    /// The value encoding ([`ENCODING_I8_SCORE`]).
-    pub encoding: u8,
+    /// What the entries are (header byte 30: [`ENCODING_I8_SCORE`] or
+    /// [`ENCODING_U8_DISTANCE`]).
+    pub values: Values,
     /// The compression of the blocks.
     pub compression: Compression,
     /// The zstd level the blocks were compressed with (informational; 0 for ctx-huffman).
@@ -201,7 +261,7 @@ impl Header {
             kind,
             entries: TierIndex::new(tier, kind).size(),
             block_entries,
-            encoding: ENCODING_I8_SCORE,
+            values: Values::Scores,
             compression: Compression::Zstd,
             level,
             rules: *rules,
@@ -235,7 +295,7 @@ impl Header {
         b.extend_from_slice(&self.block_entries.to_le_bytes());
         b.push(self.tier);
         b.push(kind_code(self.kind));
-        b.push(self.encoding);
+        b.push(self.values.code());
         b.push(self.compression.code());
         b.extend_from_slice(&self.level.to_le_bytes());
         b.extend_from_slice(&(rules.len() as u16).to_le_bytes());
@@ -343,9 +403,16 @@ impl Header {
                  of {model_len}"
             )));
         }
-        if encoding != ENCODING_I8_SCORE {
-            return Err(bad(format!("value encoding {encoding}")));
-        }
+        let values = match encoding {
+            ENCODING_I8_SCORE => Values::Scores,
+            ENCODING_U8_DISTANCE if compression == Compression::Zstd => Values::Distances,
+            _ => {
+                return Err(bad(format!(
+                    "value encoding {encoding} with {} blocks",
+                    compression.name()
+                )))
+            }
+        };
         if block_entries == 0 || block_entries > MAX_BLOCK_ENTRIES {
             return Err(bad(format!("{block_entries} entries per block")));
         }
@@ -370,7 +437,7 @@ impl Header {
                 kind,
                 entries,
                 block_entries,
-                encoding,
+                values,
                 compression,
                 level,
                 rules,
@@ -450,6 +517,35 @@ mod tests {
         let sum = header_checksum(&b);
         b[40..48].copy_from_slice(&sum.to_le_bytes());
         b
+    }
+
+    #[test]
+    fn distance_file_names_round_trip_and_differ_from_score_tables() {
+        for n in 0..=48 {
+            assert_eq!(tier_of_distance_file_name(&distance_file_name(n)), Some(n));
+            assert_eq!(tier_of_file_name(&distance_file_name(n)), None);
+            assert_eq!(tier_of_distance_file_name(&tier_file_name(n)), None);
+        }
+    }
+
+    #[test]
+    fn distance_headers_round_trip_and_need_zstd() {
+        let h = Header {
+            values: Values::Distances,
+            ..Header::new(&Rules::ABAPA, 5, IndexKind::Reachable, 1024, 9)
+        };
+        let b = h.encode();
+        assert_eq!(Header::decode(Path::new("x"), &b).unwrap(), (h, b.len()));
+        let huff = patched(&huffman_header().encode(), 30, ENCODING_U8_DISTANCE);
+        assert!(matches!(
+            Header::decode(Path::new("x"), &huff),
+            Err(Error::BadHeader { .. })
+        ));
+        let z = Header::new(&Rules::ABAPA, 2, IndexKind::Reachable, 1024, 3).encode();
+        assert!(matches!(
+            Header::decode(Path::new("x"), &patched(&z, 30, 3)),
+            Err(Error::BadHeader { .. })
+        ));
     }
 
     #[test]

@@ -55,6 +55,30 @@ pub struct TierEntry {
     /// (from tiers below that were themselves re-proved); absent when it has not been.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verified: Option<String>,
+    /// The tier's distance table (docs/RULES.md, *The distance to conversion*), if it has
+    /// one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distance: Option<DistanceEntry>,
+}
+
+/// A tier's distance table in the manifest.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DistanceEntry {
+    /// The file name, e.g. `tier-07.owd`.
+    pub file: String,
+    /// The file's size in bytes.
+    pub file_size: u64,
+    /// The file's whole-file checksum (blake3, hex), as stored in its trailer.
+    pub checksum: String,
+    /// The longest distance in the tier, in plies.
+    pub max: u16,
+    /// Seconds the distances took to compute.
+    #[serde(default)]
+    pub seconds: f64,
+    /// The checksum the distance table had when `oware verify --deep` proved every distance
+    /// from its children's; absent when it has not been.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified: Option<String>,
 }
 
 /// Statistics of one tier's generation.
@@ -186,11 +210,25 @@ impl Manifest {
             if !is_plain_file_name(&e.file) {
                 return Err(format!("tier {n}: file `{}` is not a file name", e.file));
             }
-            if e.checksum.len() != 64 || !e.checksum.bytes().all(|b| b.is_ascii_hexdigit()) {
+            if !is_checksum(&e.checksum) {
                 return Err(format!(
                     "tier {n}: checksum `{}` is not 64 hex digits",
                     e.checksum
                 ));
+            }
+            if let Some(d) = &e.distance {
+                if !is_plain_file_name(&d.file) || d.file == e.file {
+                    return Err(format!(
+                        "tier {n}: distance file `{}` is not a file name of its own",
+                        d.file
+                    ));
+                }
+                if !is_checksum(&d.checksum) {
+                    return Err(format!(
+                        "tier {n}: distance checksum `{}` is not 64 hex digits",
+                        d.checksum
+                    ));
+                }
             }
         }
         Ok(())
@@ -227,6 +265,18 @@ impl Manifest {
     }
 }
 
+/// The distance table of tier `n` in `dir`: the name `manifest` records for it, or
+/// `tier-NN.owd` ([`format::distance_file_name`]) if it records none or there is no manifest.
+pub fn distance_path(dir: &Path, manifest: Option<&Manifest>, n: u8) -> PathBuf {
+    match manifest
+        .and_then(|m| m.tiers.get(&n))
+        .and_then(|e| e.distance.as_ref())
+    {
+        Some(d) => dir.join(&d.file),
+        None => dir.join(format::distance_file_name(n)),
+    }
+}
+
 /// The file of tier `n` in `dir`: the name `manifest` records for it, or `tier-NN.owt`
 /// ([`format::tier_file_name`]) if it records none or there is no manifest. Every reader of
 /// a directory finds its tables here.
@@ -253,6 +303,10 @@ pub fn tables_rules(dir: &Path, manifest: Option<&Manifest>) -> Option<Rules> {
 /// Whether `name` names a file of the directory itself: one normal path component (not
 /// empty, `.`, `..`, absolute, or with a separator), so that a manifest cannot point the
 /// readers at a file outside its directory.
+fn is_checksum(text: &str) -> bool {
+    text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
 fn is_plain_file_name(name: &str) -> bool {
     let mut parts = Path::new(name).components();
     matches!(parts.next(), Some(Component::Normal(_)))
@@ -283,6 +337,7 @@ mod tests {
     fn entry(n: u8) -> TierEntry {
         TierEntry {
             verified: None,
+            distance: None,
             file: tier_file_name(n),
             entries: tier_size(n, IndexKind::Reachable),
             file_size: 136,

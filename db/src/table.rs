@@ -10,7 +10,9 @@ use std::sync::{Mutex, PoisonError};
 use memmap2::Mmap;
 
 use crate::error::Error;
-use crate::format::{self, Compression, Header, CHECKSUM_LEN, END_MAGIC, INDEX_ENTRY, TRAILER};
+use crate::format::{
+    self, Compression, Header, Values, CHECKSUM_LEN, END_MAGIC, INDEX_ENTRY, NO_DISTANCE_BYTE, TRAILER,
+};
 use crate::huffman::Model;
 use crate::index::IndexKind;
 use crate::rules::Rules;
@@ -269,6 +271,27 @@ impl Table {
         self.header.tier
     }
 
+    /// What the entries are: scores (`tier-NN.owt`) or distances (`tier-NN.owd`).
+    pub fn values(&self) -> Values {
+        self.header.values
+    }
+
+    /// The distance to conversion stored at entry `index` of a distance table
+    /// (docs/RULES.md), `None` for a position without one (scored 0).
+    ///
+    /// # Errors
+    /// As [`Table::get`]; [`Error::InvalidState`] if the table holds scores.
+    pub fn get_distance(&self, index: u64) -> Result<Option<u16>, Error> {
+        if self.header.values != Values::Distances {
+            return Err(Error::InvalidState(format!(
+                "{}: a table of scores, not of distances",
+                self.path.display()
+            )));
+        }
+        let v = self.get(index)? as u8;
+        Ok((v != NO_DISTANCE_BYTE).then_some(u16::from(v)))
+    }
+
     /// The index kind the entries follow.
     pub fn kind(&self) -> IndexKind {
         self.header.kind
@@ -371,7 +394,8 @@ impl Table {
         }
     }
 
-    /// The score stored at entry `index`.
+    /// The score stored at entry `index` (of a distance table: its byte, as `i8`; see
+    /// [`Table::get_distance`]).
     ///
     /// # Errors
     /// [`Error::IndexOutOfRange`], [`Error::CorruptBlock`] (the block's checksum, offsets,

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use crate::error::Error;
+use crate::format::Values;
 use crate::index::TierIndex;
 use crate::manifest::{self, Manifest, MANIFEST_FILE};
 use crate::moves::Outcome;
@@ -24,6 +25,31 @@ pub struct MoveScore {
     /// The position after the move (seen from the next mover), `None` if the move ends the
     /// game.
     pub child: Option<Position>,
+    /// Plies from the position before the move to the next conversion (docs/RULES.md, *The
+    /// distance to conversion*) when play after it keeps the child's score: 1 for a move
+    /// that captures or ends the game, `1 + distance(child)` for another; `None` for a move
+    /// to a position scored 0, or where the child's tier has no distance table or it cannot
+    /// be read ([`Tablebase::distance`] says why).
+    pub distance: Option<u16>,
+}
+
+impl MoveScore {
+    /// The order of moves, best first: higher score; among equal nonzero scores, the
+    /// shorter distance for a winning move and the longer for a losing one (a known distance
+    /// before an unknown one); then house order.
+    fn order(a: &MoveScore, b: &MoveScore) -> std::cmp::Ordering {
+        let by_distance = |x: &MoveScore, y: &MoveScore| match (x.distance, y.distance) {
+            (Some(dx), Some(dy)) if x.score > 0 => dx.cmp(&dy),
+            (Some(dx), Some(dy)) if x.score < 0 => dy.cmp(&dx),
+            (Some(_), None) if x.score != 0 => std::cmp::Ordering::Less,
+            (None, Some(_)) if x.score != 0 => std::cmp::Ordering::Greater,
+            _ => std::cmp::Ordering::Equal,
+        };
+        b.score
+            .cmp(&a.score)
+            .then_with(|| by_distance(a, b))
+            .then(a.house.cmp(&b.house))
+    }
 }
 
 /// Win, draw or loss, from the mover's side.
@@ -88,6 +114,8 @@ pub struct Tablebase {
     dirs: Vec<(PathBuf, Option<Manifest>)>,
     rules: Rules,
     tables: Vec<OnceLock<Table>>,
+    /// The distance tables, opened on first use.
+    distances: Vec<OnceLock<Table>>,
     /// Whether every use of an open table first checks its file ([`Table::check_file`]).
     check_files: bool,
 }
@@ -159,6 +187,7 @@ impl Tablebase {
             dirs,
             rules,
             tables: (0..=MAX_SEEDS).map(|_| OnceLock::new()).collect(),
+            distances: (0..=MAX_SEEDS).map(|_| OnceLock::new()).collect(),
             check_files: false,
         }
     }
@@ -286,6 +315,152 @@ impl Tablebase {
         Ok(Some(v))
     }
 
+    /// The distance table of tier `n` (`tier-NN.owd` beside the tier's table, or the file
+    /// the manifest names), opened (and checked against the rules, the tier and the
+    /// manifest) on first use.
+    ///
+    /// # Errors
+    /// [`Error::MissingDistances`] when the tier has none; [`Error::BadHeader`] when the file
+    /// holds another tier or scores; as [`Tablebase::table`].
+    pub fn distance_table(&self, n: u8) -> Result<&Table, Error> {
+        let Some(cell) = self.distances.get(usize::from(n)) else {
+            return Err(Error::TierOutOfRange(n));
+        };
+        if let Some(t) = cell.get() {
+            if self.check_files {
+                t.check_file()?;
+            }
+            return Ok(t);
+        }
+        let (dir, manifest) = self.source(n);
+        let path = manifest::distance_path(dir, manifest.as_ref(), n);
+        if std::fs::symlink_metadata(&path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+        {
+            return Err(Error::MissingDistances { tier: n, path });
+        }
+        let t = Table::open(&path)?;
+        if t.rules() != self.rules {
+            return Err(Error::RulesMismatch {
+                table: t.rules(),
+                asked: self.rules,
+            });
+        }
+        if t.tier() != n || t.values() != Values::Distances {
+            return Err(Error::BadHeader {
+                path,
+                detail: format!(
+                    "holds the {} of tier {}, expected the distances of tier {n}",
+                    t.values().name(),
+                    t.tier()
+                ),
+            });
+        }
+        let scores = self.table(n)?;
+        if t.len() != scores.len() || t.kind() != scores.kind() {
+            return Err(Error::BadHeader {
+                path,
+                detail: format!(
+                    "{} entries, the tier's table {}",
+                    t.len(),
+                    scores.len()
+                ),
+            });
+        }
+        if let Some(e) = manifest
+            .as_ref()
+            .and_then(|m| m.tiers.get(&n))
+            .and_then(|e| e.distance.as_ref())
+        {
+            if e.file_size != t.file_size() {
+                return Err(Error::Manifest {
+                    path: dir.join(MANIFEST_FILE),
+                    detail: format!(
+                        "tier {n}: manifest says the distance table has {} bytes, the file \
+                         has {}",
+                        e.file_size,
+                        t.file_size()
+                    ),
+                });
+            }
+        }
+        Ok(cell.get_or_init(|| t))
+    }
+
+    /// The distance to conversion of `p` (docs/RULES.md, *The distance to conversion*): the
+    /// plies to the next capture or end of the game under play that keeps the score, the
+    /// side the score favours taking the shortest way and the other the longest. `None` for
+    /// a position scored 0. A position without a legal move is at distance 0; one the index
+    /// holds no entry for (the start position, say) is answered by a one-ply search.
+    ///
+    /// # Errors
+    /// As [`Tablebase::score`]; [`Error::MissingDistances`] when a tier needed has no distance
+    /// table, [`Error::BadDistance`] when the one stored disagrees with the score, and the
+    /// errors of [`Tablebase::distance_table`] and [`Table::get_distance`].
+    pub fn distance(&self, p: &Position) -> Result<Option<u16>, Error> {
+        let moves = p.moves(&self.rules);
+        if moves.is_empty() {
+            return Ok((p.end_score() != 0).then_some(0));
+        }
+        let n = p.seeds();
+        if p.is_reachable() {
+            if let Some(s) = self.stored(p)? {
+                if s == 0 {
+                    return Ok(None);
+                }
+                let t = self.distance_table(n)?;
+                let i = TierIndex::new(n, t.kind())
+                    .rank(p)
+                    .ok_or_else(|| Error::InvalidState(format!("{p} has no index")))?;
+                return match t.get_distance(i)? {
+                    Some(d) => Ok(Some(d)),
+                    None => Err(Error::BadDistance {
+                        path: t.path().to_path_buf(),
+                        index: i,
+                        stored: "no distance".into(),
+                        score: s,
+                    }),
+                };
+            }
+        }
+        let s = self.score(p)?;
+        if s == 0 {
+            return Ok(None);
+        }
+        // Not in the index: the best (favoured) or worst (disfavoured) keeping move.
+        let mut best: Option<u16> = None;
+        for m in moves.iter() {
+            if self.move_value(&m.outcome)? != s {
+                continue;
+            }
+            let d = match m.outcome {
+                Outcome::Continue { child, captured: 0 } => {
+                    1 + self.distance(&child)?.ok_or_else(|| Error::InvalidState(format!(
+                        "a child of {p} keeps the score {s} but has no distance"
+                    )))?
+                }
+                _ => 1,
+            };
+            best = Some(match best {
+                None => d,
+                Some(b) if s > 0 => b.min(d),
+                Some(b) => b.max(d),
+            });
+        }
+        Ok(best)
+    }
+
+    /// The distance of the move `o` of a position (see [`MoveScore::distance`]): 1 for an
+    /// exit, one more than the child's for a move that stays in the tier; `None` for a child
+    /// scored 0 or whose distance cannot be had.
+    fn move_distance(&self, o: &Outcome) -> Option<u16> {
+        match *o {
+            Outcome::Continue { child, captured: 0 } => {
+                self.distance(&child).ok().flatten().map(|d| d + 1)
+            }
+            _ => Some(1),
+        }
+    }
+
     /// The exact score of `p` for the mover (see `docs/RULES.md` in the repository).
     ///
     /// Positions with no legal move score [`Position::end_score`] without a table; positions
@@ -320,8 +495,12 @@ impl Tablebase {
         }
     }
 
-    /// Every legal move of `p` with its exact value for the mover, best first (ties in house
-    /// order). Empty if the game is over.
+    /// Every legal move of `p` with its exact value for the mover and its distance, best
+    /// first: by score, then among moves of equal nonzero score by distance (the shortest
+    /// for a winning move, the longest for a losing one: the choice that converts), then in
+    /// house order. Empty if the game is over. Where distances cannot be had (a tier without
+    /// a distance table, one that cannot be read), the moves carry none and the order among
+    /// equal scores is house order, as without distances.
     ///
     /// # Errors
     /// As [`Tablebase::score`].
@@ -336,15 +515,19 @@ impl Tablebase {
                     Outcome::Continue { child, .. } => Some(child),
                     Outcome::End { .. } => None,
                 },
+                distance: self.move_distance(&m.outcome),
             });
         }
-        out.sort_by(|a, b| b.score.cmp(&a.score).then(a.house.cmp(&b.house)));
+        out.sort_by(MoveScore::order);
         Ok(out)
     }
 
-    /// A principal variation from `p`: up to `max_plies` best moves (the first of the best in
-    /// house order at each ply), stopping early when the game ends. Each step's `child` is the
-    /// position the next step is played from.
+    /// A principal variation from `p`: up to `max_plies` best moves (the first of
+    /// [`Tablebase::moves`] at each ply), stopping early when the game ends. Each step's
+    /// `child` is the position the next step is played from. Where every tier on the way has
+    /// distances, the line converts: each move of a nonzero score brings the next capture one
+    /// ply nearer, so the captures along it realise the score and no position repeats before
+    /// one of score 0 (from which the line takes the first best move in house order).
     ///
     /// # Errors
     /// As [`Tablebase::score`].

@@ -12,7 +12,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
-use crate::format::{self, Compression, Header};
+use crate::format::{self, Compression, Header, Values};
 use crate::huffman::{self, Model};
 use crate::index::{IndexKind, TierIndex};
 use crate::manifest::sync_dir;
@@ -290,6 +290,26 @@ impl<'a> TableEncoder<'a> {
         })
     }
 
+    /// The same encoder, writing a table of `values` instead: for [`Values::Distances`], a
+    /// distance table `tier-NN.owd` whose entries are the bytes given as scores (each
+    /// distance as a `u8`, [`format::NO_DISTANCE_BYTE`] for none; docs/RULES.md), zstd
+    /// blocks only.
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] for a distance table with ctx-huffman compression.
+    pub fn with_values(mut self, values: Values) -> Result<Self, Error> {
+        if values == Values::Distances && self.opts.compression != Compression::Zstd {
+            return Err(Error::InvalidState(format!(
+                "tier {}: distance tables are zstd tables, not {}",
+                self.header.tier, self.opts.compression
+            )));
+        }
+        self.header.values = values;
+        let name = values.file_name(self.header.tier);
+        self.tmp = self.dir.join(format!("{name}.tmp"));
+        Ok(self)
+    }
+
     /// The blocks whose scores this encoder holds (every block but for
     /// [`TableEncoder::for_blocks`]).
     pub fn held_blocks(&self) -> std::ops::Range<usize> {
@@ -443,7 +463,7 @@ impl<'a> TableEncoder<'a> {
                 self.header.tier
             )));
         }
-        let name = format::tier_file_name(self.header.tier);
+        let name = self.header.values.file_name(self.header.tier);
         let path = self.dir.join(&name);
         let tmp = &self.tmp;
         let file = File::create(tmp).map_err(|e| Error::io(tmp, e))?;

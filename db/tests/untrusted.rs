@@ -56,6 +56,7 @@ fn a_table_from_bytes_reads_as_from_its_file() {
         assert_eq!(sum, file.checksum_hex());
         let entry = TierEntry {
             verified: None,
+            distance: None,
             file: "tier-04.owt".into(),
             entries: mem.len(),
             file_size: mem.file_size(),

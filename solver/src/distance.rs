@@ -16,14 +16,15 @@
 //!    (the first child found is the nearest), a disfavoured one when its last keeping
 //!    child is decided, at `r + 1` (the farthest).
 //!
-//! Memory: 3¼ bytes per position of the tier beside its scores and the lower tiers (the
-//! distances as `u16`, a count of open moves, and the frontiers of two rounds as one bit per
-//! position each): [`DISTANCE_BYTES_PER_POSITION`] rounded up.
+//! Memory: 2¼ bytes per position of the tier beside its scores and the lower tiers (the
+//! distances as bytes, as a distance table stores them, a count of open moves, and the
+//! frontiers of two rounds as one bit per position each): [`DISTANCE_BYTES_PER_POSITION`]
+//! rounded up.
 //!
 //! A nonzero score of a correct table is always reached in finite play, so every such
 //! position gets a distance; one that does not is an error in the scores.
 
-use std::sync::atomic::{AtomicU16, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
 use oware_db::index::{IndexKind, TierIndex};
 use oware_db::{Outcome, Position, Rules};
@@ -31,11 +32,15 @@ use rayon::prelude::*;
 
 use crate::lower::LowerTiers;
 
-/// The distance of a position that has none: its score is 0.
-pub const NO_DISTANCE: u16 = u16::MAX;
+/// The distance of a position that has none (its score is 0): the byte a distance table
+/// stores for it.
+pub const NO_DISTANCE: u8 = oware_db::format::NO_DISTANCE_BYTE;
 
-/// Bytes per position that [`tier_distances`] holds beside the scores (3¼, rounded up).
-pub const DISTANCE_BYTES_PER_POSITION: u64 = 4;
+/// The longest distance held (a byte, less [`NO_DISTANCE`]).
+pub const MAX_DISTANCE: u8 = NO_DISTANCE - 1;
+
+/// Bytes per position that [`tier_distances`] holds beside the scores (2¼, rounded up).
+pub const DISTANCE_BYTES_PER_POSITION: u64 = 3;
 
 /// Positions per parallel work item of the first sweep and of the rounds.
 const CHUNK: usize = 1 << 14;
@@ -64,13 +69,13 @@ pub enum DistanceError {
         /// Its score.
         score: i8,
     },
-    /// A distance beyond what 16 bits hold.
-    #[error("tier {tier}: distances reach {max} plies, the most 16 bits hold")]
+    /// A distance beyond what a byte holds ([`MAX_DISTANCE`]).
+    #[error("tier {tier}: distances reach beyond {max} plies, the most a distance table holds")]
     TooFar {
         /// The tier.
         tier: u8,
         /// The largest distance held.
-        max: u16,
+        max: u8,
     },
 }
 
@@ -80,7 +85,7 @@ pub enum DistanceError {
 ///
 /// # Errors
 /// [`DistanceError`] when `scores` has the wrong length, when a nonzero score is reached by
-/// no finite play (the scores are wrong), or when a distance needs more than 16 bits.
+/// no finite play (the scores are wrong), or when a distance exceeds [`MAX_DISTANCE`].
 ///
 /// # Panics
 /// If `lower` lacks a tier below `n` that a capture reaches, or if `n > 48`.
@@ -89,7 +94,7 @@ pub fn tier_distances(
     n: u8,
     scores: &[i8],
     lower: &LowerTiers,
-) -> Result<Vec<u16>, DistanceError> {
+) -> Result<Vec<u8>, DistanceError> {
     let index = TierIndex::new(n, IndexKind::Reachable);
     let size = index.size();
     if scores.len() as u64 != size {
@@ -99,8 +104,8 @@ pub fn tier_distances(
             positions: size,
         });
     }
-    let dist: Vec<AtomicU16> = (0..scores.len())
-        .map(|_| AtomicU16::new(NO_DISTANCE))
+    let dist: Vec<AtomicU8> = (0..scores.len())
+        .map(|_| AtomicU8::new(NO_DISTANCE))
         .collect();
     // Keeping in-tier moves still to decide, for the disfavoured positions.
     let open: Vec<AtomicU8> = (0..scores.len()).map(|_| AtomicU8::new(0)).collect();
@@ -136,13 +141,18 @@ pub fn tier_distances(
         });
 
     // 2. The rounds.
-    let mut r: u16 = 0;
+    let mut r: u8 = 0;
     loop {
-        if r == NO_DISTANCE - 1 {
-            return Err(DistanceError::TooFar {
-                tier: n,
-                max: NO_DISTANCE - 1,
-            });
+        if r == MAX_DISTANCE {
+            // A position decided in this round would be at `MAX_DISTANCE + 1`.
+            let beyond = current.par_iter().any(|w| w.load(Ordering::Relaxed) != 0);
+            if beyond {
+                return Err(DistanceError::TooFar {
+                    tier: n,
+                    max: MAX_DISTANCE,
+                });
+            }
+            break;
         }
         current.par_chunks(CHUNK / 64).enumerate().for_each_init(
             || index.unranker(),
@@ -195,7 +205,7 @@ pub fn tier_distances(
         r += 1;
     }
 
-    let out: Vec<u16> = dist.into_iter().map(AtomicU16::into_inner).collect();
+    let out: Vec<u8> = dist.into_iter().map(AtomicU8::into_inner).collect();
     if let Some(j) = out
         .par_iter()
         .zip(scores.par_iter())
@@ -221,7 +231,7 @@ fn first_distance(
     lower: &LowerTiers,
     p: &Position,
     s: i8,
-) -> (Option<u16>, u8) {
+) -> (Option<u8>, u8) {
     let mut keeping_exit = false;
     let mut keeping_inside = 0u8;
     let any = p.for_each_move(rules, |m| match m.outcome {

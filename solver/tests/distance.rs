@@ -23,6 +23,7 @@ fn score(tiers: &[Vec<i8>], p: &Position) -> i8 {
 
 /// The distances of tier `n` by the brute force, from the scores of tiers `0..=n`.
 fn brute_distances(rules: &Rules, n: u8, tiers: &[Vec<i8>]) -> Vec<u16> {
+    const NONE: u16 = u16::MAX;
     let idx = TierIndex::new(n, IndexKind::Reachable);
     let size = idx.size() as usize;
     let scores = &tiers[n as usize];
@@ -50,7 +51,7 @@ fn brute_distances(rules: &Rules, n: u8, tiers: &[Vec<i8>]) -> Vec<u16> {
             }
         }
     }
-    let mut d = vec![NO_DISTANCE; size];
+    let mut d = vec![NONE; size];
     for i in 0..size {
         if scores[i] != 0 && over[i] {
             d[i] = 0;
@@ -61,10 +62,10 @@ fn brute_distances(rules: &Rules, n: u8, tiers: &[Vec<i8>]) -> Vec<u16> {
         let mut grew = false;
         for i in 0..size {
             let s = scores[i];
-            if s == 0 || prev[i] != NO_DISTANCE {
+            if s == 0 || prev[i] != NONE {
                 continue;
             }
-            let known = |c: &usize| prev[*c] != NO_DISTANCE;
+            let known = |c: &usize| prev[*c] != NONE;
             let now = if s > 0 {
                 exit[i] || inside[i].iter().any(known)
             } else {
@@ -101,7 +102,11 @@ fn distances_match_the_brute_force_up_to_tier_10() {
         for n in 0..=max {
             let got = tier_distances(&rules, n, &tiers[n as usize], &lower)
                 .unwrap_or_else(|e| panic!("{rules} tier {n}: {e}"));
-            let want = brute_distances(&rules, n, &tiers);
+            // The brute force's distances as the pass stores them: one byte each.
+            let want: Vec<u8> = brute_distances(&rules, n, &tiers)
+                .into_iter()
+                .map(|d| if d == u16::MAX { NO_DISTANCE } else { u8::try_from(d).unwrap() })
+                .collect();
             let idx = TierIndex::new(n, IndexKind::Reachable);
             let diffs: Vec<String> = (0..want.len())
                 .filter(|&i| got[i] != want[i])

@@ -152,6 +152,7 @@ fn rewrite(args: &Args) -> anyhow::Result<ExitCode> {
             n,
             TierEntry {
                 verified: None,
+                distance: None,
                 file: w.file.clone(),
                 entries: table.len(),
                 file_size: w.file_size,

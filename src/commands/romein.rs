@@ -337,6 +337,7 @@ fn import(args: &ImportArgs, tiers: &[u8]) -> anyhow::Result<ExitCode> {
             n,
             TierEntry {
                 verified: None,
+                distance: None,
                 file: w.file.clone(),
                 entries: size,
                 file_size: w.file_size,

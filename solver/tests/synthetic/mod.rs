@@ -38,6 +38,7 @@ pub fn build_dir(dir: &Path, rules: &Rules, max: u8, opts: &WriteOptions) {
             n,
             TierEntry {
                 verified: None,
+                distance: None,
                 file: w.file,
                 entries: scores.len() as u64,
                 file_size: w.file_size,

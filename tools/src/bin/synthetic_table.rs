@@ -96,6 +96,7 @@ fn main() {
             tier,
             TierEntry {
                 verified: None,
+                distance: None,
                 file: w.file.clone(),
                 entries: scores.len() as u64,
                 file_size: w.file_size,

@@ -391,6 +391,7 @@ fn record(
         tier,
         TierEntry {
             verified: None,
+            distance: None,
             file: written.file.clone(),
             entries: written_entries(tier),
             file_size: written.file_size,
