@@ -69,6 +69,22 @@ pub enum DistanceError {
         /// Its score.
         score: i8,
     },
+    /// A stored distance that does not follow from the position's moves (see
+    /// [`check_distances`]).
+    #[error("tier {tier}: position {index} (score {score}) holds distance {}, its moves give {}", show(*stored), show_wide(*expected))]
+    Wrong {
+        /// The tier.
+        tier: u8,
+        /// The position's index.
+        index: u64,
+        /// Its score.
+        score: i8,
+        /// The distance stored.
+        stored: u8,
+        /// The distance its moves and its children's stored distances give (`None`: none
+        /// can be had, a child keeping the score has no distance).
+        expected: Option<u16>,
+    },
     /// A distance beyond what a byte holds ([`MAX_DISTANCE`]).
     #[error("tier {tier}: distances reach beyond {max} plies, the most a distance table holds")]
     TooFar {
@@ -218,6 +234,142 @@ pub fn tier_distances(
         });
     }
     Ok(out)
+}
+
+/// A stored distance in words.
+fn show(d: u8) -> String {
+    if d == NO_DISTANCE {
+        "none".into()
+    } else {
+        d.to_string()
+    }
+}
+
+/// An expected distance in words.
+fn show_wide(d: Option<u16>) -> String {
+    d.map_or_else(|| "none".into(), |d| d.to_string())
+}
+
+/// Checks the distances `dist` of tier `n` (one per index, as [`tier_distances`] gives
+/// them) against the tier's `scores` and the lower tiers' in `lower`, one position at a
+/// time: [`NO_DISTANCE`] exactly where the score is 0; 0 for a position without a move; for
+/// a favoured position (`s > 0`), one more than the least distance over its keeping moves,
+/// for a disfavoured one the greatest, where a move that leaves the tier counts 0 and one
+/// that stays counts its child's distance. These equations have one solution in finite
+/// distances, the distances to conversion (docs/DESIGN.md, *Distances*), so distances that
+/// pass are proved from the scores, with no search. Runs on the current rayon pool.
+///
+/// # Errors
+/// [`DistanceError::Length`] for `scores` or `dist` of the wrong length;
+/// [`DistanceError::Wrong`] for the lowest index whose distance does not follow.
+///
+/// # Panics
+/// If `lower` lacks a tier below `n` that a capture reaches, or if `n > 48`.
+pub fn check_distances(
+    rules: &Rules,
+    n: u8,
+    scores: &[i8],
+    lower: &LowerTiers,
+    dist: &[u8],
+) -> Result<(), DistanceError> {
+    let index = TierIndex::new(n, IndexKind::Reachable);
+    let size = index.size();
+    for got in [scores.len(), dist.len()] {
+        if got as u64 != size {
+            return Err(DistanceError::Length {
+                tier: n,
+                got,
+                positions: size,
+            });
+        }
+    }
+    let first = dist
+        .par_chunks(CHUNK)
+        .enumerate()
+        .find_map_first(|(c, part)| {
+            let start = c * CHUNK;
+            let cursor = index.cursor(start as u64, (start + part.len()) as u64);
+            for (k, p) in cursor.enumerate() {
+                let i = start + k;
+                let s = scores[i];
+                let expected = expected_distance(rules, &index, scores, lower, dist, &p, s);
+                let stored = part[k];
+                let agrees = match expected {
+                    None => s == 0 && stored == NO_DISTANCE,
+                    Some(e) => s != 0 && u16::from(stored) == e && stored != NO_DISTANCE,
+                };
+                if !agrees {
+                    return Some(DistanceError::Wrong {
+                        tier: n,
+                        index: i as u64,
+                        score: s,
+                        stored,
+                        expected,
+                    });
+                }
+            }
+            None
+        });
+    first.map_or(Ok(()), Err)
+}
+
+/// The distance of `p` (score `s`) by its moves and its children's stored distances: `None`
+/// for a score of 0, or when a child keeping a nonzero score has no distance stored.
+fn expected_distance(
+    rules: &Rules,
+    index: &TierIndex,
+    scores: &[i8],
+    lower: &LowerTiers,
+    dist: &[u8],
+    p: &Position,
+    s: i8,
+) -> Option<u16> {
+    if s == 0 {
+        return None;
+    }
+    let mut best: Option<u16> = None;
+    let mut broken = false;
+    let any = p.for_each_move(rules, |m| {
+        let step = match m.outcome {
+            Outcome::Continue { child, captured: 0 } => {
+                let c = index.rank_unchecked(&child) as usize;
+                if -scores[c] != s {
+                    return;
+                }
+                match dist[c] {
+                    NO_DISTANCE => {
+                        broken = true;
+                        return;
+                    }
+                    d => u16::from(d),
+                }
+            }
+            Outcome::Continue { child, captured } => {
+                if captured as i8 - *lower.entry_of_child(&child) != s {
+                    return;
+                }
+                0
+            }
+            Outcome::End { score } => {
+                if score != s {
+                    return;
+                }
+                0
+            }
+        };
+        best = Some(match best {
+            None => step,
+            Some(b) if s > 0 => b.min(step),
+            Some(b) => b.max(step),
+        });
+    });
+    if !any {
+        return Some(0);
+    }
+    if broken && s < 0 {
+        return None;
+    }
+    best.map(|b| b + 1)
 }
 
 /// A nonzero position's distance when its moves alone decide it (0 with no legal move,

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use oware_db::index::{IndexKind, TierIndex};
 use oware_db::{Outcome, Position, Rules};
-use oware_solver::{tier_distances, DistanceError, LowerTiers, NO_DISTANCE};
+use oware_solver::{check_distances, tier_distances, DistanceError, LowerTiers, NO_DISTANCE};
 
 fn score(tiers: &[Vec<i8>], p: &Position) -> i8 {
     let idx = TierIndex::new(p.seeds(), IndexKind::Reachable);
@@ -126,8 +126,52 @@ fn distances_match_the_brute_force_up_to_tier_10() {
             for (i, &s) in tiers[n as usize].iter().enumerate() {
                 assert_eq!(s == 0, got[i] == NO_DISTANCE, "{rules} tier {n} index {i}");
             }
+            // The check of verify --deep passes them.
+            check_distances(&rules, n, &tiers[n as usize], &lower, &got)
+                .unwrap_or_else(|e| panic!("{rules} tier {n}: {e}"));
             lower.push(Arc::from(tiers[n as usize].clone()));
         }
+    }
+}
+
+/// The check of the distances finds every kind of damage: a distance one more or one less,
+/// a missing one, one beside a score of 0; each at the position changed or at a parent
+/// whose equation reads it.
+#[test]
+fn the_check_of_distances_finds_each_wrong_one() {
+    let rules = Rules::ABAPA;
+    let n = 12;
+    let (tiers, lower) = solved_below(&rules, n);
+    let scores = &tiers[n as usize];
+    let good = tier_distances(&rules, n, scores, &lower).unwrap();
+    assert_eq!(check_distances(&rules, n, scores, &lower, &good), Ok(()));
+    assert!(matches!(
+        check_distances(&rules, n, scores, &lower, &good[1..]),
+        Err(DistanceError::Length { .. })
+    ));
+    let idx = TierIndex::new(n, IndexKind::Reachable);
+    let far = (0..good.len()).find(|&i| good[i] > 3 && good[i] != NO_DISTANCE).unwrap();
+    let zero = (0..good.len()).find(|&i| scores[i] == 0).unwrap();
+    for (i, v) in [
+        (far, good[far] + 1),
+        (far, good[far] - 1),
+        (far, NO_DISTANCE),
+        (zero, 5),
+    ] {
+        let mut bad = good.clone();
+        bad[i] = v;
+        let e = check_distances(&rules, n, scores, &lower, &bad).unwrap_err();
+        let DistanceError::Wrong { index, .. } = e else {
+            panic!("{e}");
+        };
+        let named = idx.unrank(index);
+        let reads = index == i as u64
+            || named.moves(&rules).iter().any(|m| match m.outcome {
+                Outcome::Continue { child, captured: 0 } => idx.rank(&child) == Some(i as u64),
+                _ => false,
+            });
+        assert!(reads, "index {i} set to {v}: {e}");
+        assert!(!e.to_string().contains('\n'));
     }
 }
 
