@@ -40,7 +40,7 @@ pub use dir::check::{check_tiers, CheckObserver};
 pub use dir::disk::{free_disk, generate_tier_disk, table_disk_bound};
 pub use dir::read::read_table;
 pub use dir::temp::is_temporary;
-pub use dir::write::{write_table_parallel, DEFAULT_BATCH_BLOCKS};
+pub use dir::write::{write_distances_parallel, write_table_parallel, DEFAULT_BATCH_BLOCKS};
 pub use dir::{Cancel, DirLock, LockError, TableDir, LOCK_FILE, SCRATCH_DIR};
 pub use distance::{
     check_distances, tier_distances, DistanceError, DISTANCE_BYTES_PER_POSITION, MAX_DISTANCE,
@@ -52,7 +52,7 @@ pub use job::deep::{
 };
 pub use job::generate::{
     generate, DistributedStats, GenerateError, GenerateObserver, GenerateOptions, SolvedStats,
-    TierReport,
+    TierDistances, TierReport,
 };
 pub use lower::slice::{cut_slices, Piece, ScoreSource, Slice, TableSource, SLICE_ALIGN};
 pub use lower::LowerTiers;

@@ -9,6 +9,9 @@ pub enum Phase {
     /// Deciding scores level by level; counted in positions decided (positions scored 0 by
     /// endless play are never counted).
     Propagate,
+    /// Computing the distances to conversion of a tier just solved; counted in positions
+    /// (all at once, when done).
+    Distances,
     /// Compressing and writing the table; counted in positions.
     Write,
 }
@@ -19,6 +22,7 @@ impl Phase {
         match self {
             Phase::Init => "init",
             Phase::Propagate => "propagate",
+            Phase::Distances => "distances",
             Phase::Write => "write",
         }
     }

@@ -58,6 +58,7 @@ fn options(dir: &Path, max: u8) -> GenerateOptions {
         slice_bytes: None,
         exchange_batch: None,
         cancel: oware_solver::Cancel::new(),
+        distances: true,
     }
 }
 

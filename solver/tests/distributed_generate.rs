@@ -32,6 +32,7 @@ fn options(dir: &Path, rules: &str, max: u8) -> GenerateOptions {
         slice_bytes: None,
         exchange_batch: None,
         cancel: oware_solver::Cancel::new(),
+        distances: true,
     }
 }
 

@@ -50,6 +50,7 @@ fn generated(dir: &Path, rules: &Rules, max: u8) {
         slice_bytes: None,
         exchange_batch: None,
         cancel: oware_solver::Cancel::new(),
+        distances: true,
     };
     generate(&LocalComm, &opts, &Silent).unwrap();
 }

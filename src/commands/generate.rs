@@ -38,6 +38,12 @@ pub struct Args {
     /// directory).
     #[arg(long)]
     pub compression: Option<Compression>,
+    /// Write no distance tables (`tier-NN.owd`): scores only, in less time and disk.
+    /// Probes, best lines and bots then choose among moves of equal score in house order,
+    /// which keeps the score but may not realise it (docs/RULES.md, *The distance to
+    /// conversion*).
+    #[arg(long)]
+    pub no_distance: bool,
     /// Print nothing but errors.
     #[arg(long, short)]
     pub quiet: bool,
@@ -68,6 +74,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         slice_bytes: slice_bytes_from_env()?,
         exchange_batch: exchange_batch_from_env()?,
         cancel: crate::signals::cancel().clone(),
+        distances: !args.no_distance,
     };
     let start = Instant::now();
     run_on_ranks(args.threads, args.quiet, |comm| {

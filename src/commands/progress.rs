@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use oware_db::check::TierCheck;
-use oware_solver::{CheckObserver, GenerateObserver, Phase, Progress, TierReport};
+use oware_solver::{CheckObserver, GenerateObserver, Phase, Progress, TierDistances, TierReport};
 
 /// How progress is shown.
 enum View {
@@ -243,8 +243,9 @@ impl GenerateObserver for Bars {
                 tier,
                 stats,
                 seconds,
+                distances,
             } => format!(
-                "tier {tier:2}: solved {positions} positions in {seconds:.2} s ({:.2} M/s); {} finite, {} endless; peak memory {}; init {:.2} s{}, propagation {:.2} s{}",
+                "tier {tier:2}: solved {positions} positions in {seconds:.2} s ({:.2} M/s); {} finite, {} endless; peak memory {}; init {:.2} s{}, propagation {:.2} s{}{}",
                 positions as f64 / seconds.max(1e-9) / 1e6,
                 stats.finite(),
                 stats.endless(),
@@ -265,6 +266,18 @@ impl GenerateObserver for Bars {
                     format!("; {} exits listed apart", stats.far_exits())
                 } else {
                     String::new()
+                },
+                match distances {
+                    TierDistances::Written {
+                        max,
+                        seconds,
+                        file_size,
+                    } => format!(
+                        ", distances {seconds:.2} s (longest {max} plies, {:.2} bits per position)",
+                        *file_size as f64 * 8.0 / positions.max(1) as f64
+                    ),
+                    TierDistances::Skipped(why) => format!("; no distance table: {why}"),
+                    TierDistances::Off => String::new(),
                 },
             ),
         };

@@ -55,6 +55,10 @@ pub struct Args {
     /// With --start: generate the missing tiers, deep-verify tiers 0..=12K, then evaluate.
     #[arg(long, requires = "start")]
     pub generate: bool,
+    /// With --generate: write no distance tables (scores only: less time and disk; probes
+    /// then choose among moves of equal score in house order).
+    #[arg(long, requires = "generate")]
+    pub no_distance: bool,
     /// Print JSON on stdout.
     #[arg(long)]
     pub json: bool,

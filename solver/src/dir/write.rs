@@ -2,6 +2,7 @@
 //! on every thread, then blocks compressed in parallel in bounded batches and streamed to
 //! the file. The bytes are those of [`oware_db::write::write_table_with`].
 
+use oware_db::format::{Compression, Values};
 use oware_db::index::IndexKind;
 use oware_db::write::{EncodeScratch, TableEncoder, WriteOptions, WrittenTable};
 use oware_db::{Error, Rules};
@@ -29,7 +30,44 @@ pub fn write_table_parallel(
     opts: &WriteOptions,
     batch_blocks: usize,
 ) -> Result<WrittenTable, Error> {
-    let mut encoder = TableEncoder::new(dir.path(), rules, tier, kind, scores, opts)?;
+    let encoder = TableEncoder::new(dir.path(), rules, tier, kind, scores, opts)?;
+    write_encoded(dir, encoder, batch_blocks)
+}
+
+/// The distance table of tier `tier` (`tier-NN.owd`) from its distances, one byte each as
+/// [`tier_distances`](crate::tier_distances) gives them: zstd blocks of the default size and
+/// level, compressed on the rayon thread pool as [`write_table_parallel`] does.
+///
+/// # Errors
+/// As [`write_table_parallel`].
+pub fn write_distances_parallel(
+    dir: &TableDir,
+    rules: &Rules,
+    tier: u8,
+    kind: IndexKind,
+    distances: &[u8],
+    batch_blocks: usize,
+) -> Result<WrittenTable, Error> {
+    // SAFETY: `u8` and `i8` have the same size and alignment; the slice borrows `distances`.
+    let bytes = unsafe {
+        std::slice::from_raw_parts(distances.as_ptr().cast::<i8>(), distances.len())
+    };
+    let opts = WriteOptions {
+        compression: Compression::Zstd,
+        ..WriteOptions::default()
+    };
+    let encoder =
+        TableEncoder::new(dir.path(), rules, tier, kind, bytes, &opts)?.with_values(Values::Distances)?;
+    write_encoded(dir, encoder, batch_blocks)
+}
+
+/// Counts (ctx-huffman) and encodes the blocks of `encoder` on the rayon pool, `batch_blocks`
+/// at a time, and writes the file.
+fn write_encoded(
+    dir: &TableDir,
+    mut encoder: TableEncoder<'_>,
+    batch_blocks: usize,
+) -> Result<WrittenTable, Error> {
     let block_count = encoder.block_count();
     if encoder.needs_counts() {
         let enc = &encoder;

@@ -26,6 +26,7 @@ pub(super) fn verify_phase(phase: Phase) -> &'static str {
     match phase {
         Phase::Init => "check",
         Phase::Propagate => "justify",
+        Phase::Distances => "distances",
         Phase::Write => "write",
     }
 }

@@ -189,6 +189,7 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             slice_bytes: None,
             exchange_batch: None,
             cancel: crate::signals::cancel().clone(),
+            distances: !args.no_distance,
         };
         generate(&oware_solver::distributed::LocalComm, &opts, &bars)
             .map_err(|e| crate::commands::common::generate_error(e, dir))?;

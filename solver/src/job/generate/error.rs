@@ -93,6 +93,9 @@ pub enum GenerateError {
         /// Bytes free.
         free: u64,
     },
+    /// The distances of a tier could not be computed from its scores: the scores are wrong.
+    #[error(transparent)]
+    Distances(#[from] crate::distance::DistanceError),
     /// Creating the directory failed.
     #[error("cannot create {path}: {source}")]
     CreateDir {

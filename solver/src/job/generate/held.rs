@@ -5,11 +5,13 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use oware_db::manifest::DistanceEntry;
 use oware_db::table::Table;
 use oware_db::write::WrittenTable;
 
 use super::{
     write_options, DistributedStats, GenerateError, GenerateObserver, GenerateOptions, SolvedStats,
+    TierDistances,
 };
 use crate::dir::write::{write_table_parallel, DEFAULT_BATCH_BLOCKS};
 use crate::dir::TableDir;
@@ -18,8 +20,11 @@ use crate::distributed::{
 };
 use crate::job::ranks::{agree, tier_batch};
 use crate::lower::slice::{cut_slices, TableSource, SLICE_ALIGN};
+use crate::distance::{tier_distances, DistanceError, DISTANCE_BYTES_PER_POSITION, NO_DISTANCE};
 use crate::lower::LowerTiers;
-use crate::memory::{exchange_memory, partition_memory, plan_tier, ExitPlan, TierPlan};
+use crate::memory::{
+    exchange_memory, human_bytes, partition_memory, plan_tier, ExitPlan, TierPlan,
+};
 use crate::solve::{solve_tier, solve_tier_sliced, TierScores, Tuning};
 
 /// The lower tiers a rank keeps between tiers.
@@ -66,7 +71,96 @@ impl Solved {
     }
 }
 
+/// The distances of a tier just solved, on their way to its distance table.
+pub(super) enum Distances {
+    /// Computed, not written yet: one byte per position, the longest, the seconds taken.
+    Held { bytes: Vec<u8>, max: u8, seconds: f64 },
+    /// Written, and recorded so in the manifest (on rank 0).
+    Written(DistanceEntry),
+    /// Not computed, for the reason given.
+    Skipped(String),
+    /// Not asked for.
+    Off,
+}
+
+impl Distances {
+    /// What the report says of them.
+    pub(super) fn report(&self) -> TierDistances {
+        match self {
+            Distances::Held { max, seconds, .. } => TierDistances::Written {
+                max: *max,
+                seconds: *seconds,
+                file_size: 0,
+            },
+            Distances::Written(d) => TierDistances::Written {
+                max: u8::try_from(d.max).unwrap_or(u8::MAX),
+                seconds: d.seconds,
+                file_size: d.file_size,
+            },
+            Distances::Skipped(why) => TierDistances::Skipped(why.clone()),
+            Distances::Off => TierDistances::Off,
+        }
+    }
+}
+
 impl Held {
+    /// The distances of tier `tier`, just solved, from its scores and the lower tiers held
+    /// whole: computed in one process when the plan holds the lower tiers whole and the
+    /// distances' arrays fit `limit` beside them; otherwise skipped, with the reason. Over
+    /// several ranks, always skipped.
+    ///
+    /// # Errors
+    /// [`GenerateError::Distances`] when the scores are found wrong (no finite play realises
+    /// a nonzero score).
+    pub(super) fn distances(
+        &self,
+        opts: &GenerateOptions,
+        tier: u8,
+        solved: &Solved,
+        limit: u64,
+    ) -> Result<Distances, GenerateError> {
+        let (Held::Process { lower, plans, .. }, Solved::Whole(scores)) = (self, solved) else {
+            return Ok(Distances::Skipped(
+                "the tier is split over ranks (distances are computed by one process)".into(),
+            ));
+        };
+        let Ok(plan) = plans[tier as usize] else {
+            return Ok(Distances::Skipped("no plan".into()));
+        };
+        if plan.exits != ExitPlan::Resident {
+            return Ok(Distances::Skipped(
+                "the lower tiers are read in slices (distances need them whole)".into(),
+            ));
+        }
+        let positions = super::written_entries(tier);
+        let needed = positions * (1 + DISTANCE_BYTES_PER_POSITION) + plan.lower + plan.process;
+        if needed > limit {
+            return Ok(Distances::Skipped(format!(
+                "they need {} of memory, the limit is {}",
+                human_bytes(needed),
+                human_bytes(limit)
+            )));
+        }
+        let start = Instant::now();
+        match tier_distances(&opts.rules, tier, scores.as_slice(), lower) {
+            Ok(bytes) => {
+                let max = bytes
+                    .iter()
+                    .copied()
+                    .filter(|&d| d != NO_DISTANCE)
+                    .max()
+                    .unwrap_or(0);
+                Ok(Distances::Held {
+                    bytes,
+                    max,
+                    seconds: start.elapsed().as_secs_f64(),
+                })
+            }
+            Err(e @ DistanceError::TooFar { .. }) => Ok(Distances::Skipped(e.to_string())),
+            Err(e) => Err(GenerateError::Distances(e)),
+        }
+    }
+
     /// Nothing held yet, for a generation with `opts` over `comm` within `limit` bytes.
     pub(super) fn new(comm: &dyn Comm, opts: &GenerateOptions, dir: &TableDir, limit: u64) -> Self {
         if comm.size() == 1 {

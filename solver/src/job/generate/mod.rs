@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use oware_db::format::Compression;
 use oware_db::index::{IndexKind, TierIndex};
-use oware_db::manifest::{Manifest, TierEntry, TierStats};
+use oware_db::manifest::{DistanceEntry, Manifest, TierEntry, TierStats};
 use oware_db::table::Table;
 use oware_db::write::WriteOptions;
 use oware_db::Rules;
@@ -26,12 +26,13 @@ pub use error::GenerateError;
 
 use super::ranks::{agree, agree_flags, check_disk, gather_histogram, lock_dir};
 use crate::dir::disk::generate_tier_disk;
+use crate::dir::write::{write_distances_parallel, DEFAULT_BATCH_BLOCKS};
 use crate::dir::{Cancel, DirLock, TableDir};
 use crate::distributed::{Comm, PartitionStats};
 use crate::memory::{available_memory, TierPlan};
 use crate::progress::Progress;
 use crate::solve::SolveStats;
-use held::Held;
+use held::{Distances, Held};
 
 /// Options of a generation.
 #[derive(Clone, Debug)]
@@ -58,6 +59,10 @@ pub struct GenerateOptions {
     /// Stops the generation between writing steps and removes its temporaries when
     /// cancelled ([`Cancel::cancel`]).
     pub cancel: Cancel,
+    /// Writes each tier's distance table beside its scores (docs/RULES.md, *The distance to
+    /// conversion*) where the tier's lower tiers are held whole in one process and the
+    /// distances fit the memory limit; `false`: scores only.
+    pub distances: bool,
 }
 
 /// What happened to one tier.
@@ -76,7 +81,29 @@ pub enum TierReport {
         stats: SolvedStats,
         /// Seconds, solving and writing.
         seconds: f64,
+        /// Its distance table.
+        distances: TierDistances,
     },
+}
+
+/// Whether a tier solved got its distance table.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TierDistances {
+    /// Computed and written.
+    Written {
+        /// The longest distance, in plies.
+        max: u8,
+        /// Seconds computing them.
+        seconds: f64,
+        /// The distance table's size in bytes.
+        file_size: u64,
+    },
+    /// Not computed, for the reason given (one line): the tier's lower tiers are read in
+    /// slices or split over ranks, the distances do not fit the memory limit, or one is too
+    /// long for a distance table.
+    Skipped(String),
+    /// Not asked for ([`GenerateOptions::distances`] is `false`).
+    Off,
 }
 
 /// What the solver counted of a tier that [`generate`] solved: the figures of the
@@ -198,12 +225,21 @@ fn tier_is_complete(dir: &Path, manifest: &Manifest, rules: &Rules, tier: u8) ->
     let Ok(table) = Table::open(&dir.join(&entry.file)) else {
         return false;
     };
+    let distances_good = entry.distance.as_ref().is_none_or(|d| {
+        Table::open(&dir.join(&d.file)).is_ok_and(|t| {
+            t.values() == oware_db::format::Values::Distances
+                && t.tier() == tier
+                && t.rules() == *rules
+                && t.verify_checksum().is_ok_and(|sum| sum == d.checksum)
+        })
+    });
     table.rules() == *rules
         && table.tier() == tier
         && table.len() == entry.entries
         && table
             .verify_checksum()
             .is_ok_and(|sum| sum == entry.checksum)
+        && distances_good
 }
 
 /// Refuses a directory whose manifest or tables were built under other rules.
@@ -328,6 +364,14 @@ pub fn generate(
             continue;
         }
         let (solved, stats, start) = held.solve(comm, opts, tier, limit, observer)?;
+        let distances = if opts.distances {
+            if root {
+                observer.start(crate::Phase::Distances, positions);
+            }
+            held.distances(opts, tier, &solved, limit)?
+        } else {
+            Distances::Off
+        };
         // The tiers this one was the last to read go before the table is encoded.
         held.drop_read(&last_reader, tier);
         let hist = gather_histogram(comm, solved.scores());
@@ -337,11 +381,35 @@ pub fn generate(
         // The table's and the manifest's temporaries, out of an interrupt's way.
         let writing = lock.as_ref().map(DirLock::writing);
         let written = agree(comm, held.write(comm, &table_dir, opts, tier, &solved))?;
+        let distances = match distances {
+            Distances::Held { bytes, max, seconds } => {
+                let file = write_distances_parallel(
+                    &table_dir,
+                    &opts.rules,
+                    tier,
+                    IndexKind::Reachable,
+                    &bytes,
+                    DEFAULT_BATCH_BLOCKS,
+                )?;
+                Distances::Written(DistanceEntry {
+                    file: file.file,
+                    file_size: file.file_size,
+                    checksum: file.checksum,
+                    max: u16::from(max),
+                    seconds,
+                    verified: None,
+                })
+            }
+            other => other,
+        };
         let saved = match (written, hist) {
             (Some(written), Some(hist)) => {
                 observer.advance(positions);
                 let threads = rayon::current_num_threads() * ranks;
                 record(&mut manifest, tier, &written, hist, &stats, start, threads);
+                if let (Distances::Written(d), Some(e)) = (&distances, manifest.tiers.get_mut(&tier)) {
+                    e.distance = Some(d.clone());
+                }
                 manifest.save(dir)
             }
             _ => Ok(()),
@@ -354,6 +422,7 @@ pub fn generate(
             tier,
             stats,
             seconds,
+            distances: distances.report(),
         };
         observer.tier_done(&report);
         reports.push(report);
