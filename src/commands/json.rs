@@ -17,6 +17,10 @@ pub struct MoveJson {
     pub captures: u8,
     /// `win`, `draw` or `loss` of `score`.
     pub category: &'static str,
+    /// Plies from before the move to the next capture or end when play after it keeps the
+    /// score (docs/RULES.md, *The distance to conversion*; Lichess's `dtz` in chess): 1 for
+    /// a capture, `null` for a move to a position scored 0 or one without a distance table.
+    pub distance: Option<u16>,
     /// The house played, 0..6 from the mover's side.
     pub house: u8,
     /// The position after the move, or `null` when it ends the game.
@@ -25,11 +29,13 @@ pub struct MoveJson {
     pub score: i8,
 }
 
-/// One move with its value: `house`, `captures`, `score`, `category`, `position`.
+/// One move with its value: `house`, `captures`, `score`, `category`, `distance`,
+/// `position`.
 pub fn move_json(m: &MoveScore) -> MoveJson {
     MoveJson {
         captures: m.captured,
         category: category(m.score.into()),
+        distance: m.distance,
         house: m.house,
         position: m.child.map(|c| c.to_string()),
         score: m.score,
@@ -64,6 +70,13 @@ pub fn outcome_json(o: &GameOutcome) -> OutcomeJson {
 pub struct ProbeJson {
     /// `win`, `draw` or `loss` of `score`.
     pub category: &'static str,
+    /// The position's distance to conversion in plies (docs/RULES.md): `null` for a score
+    /// of 0, or when it cannot be had (see `distance_note`).
+    pub distance: Option<u16>,
+    /// Why the distance is missing where the score is not 0 (the tier has no distance
+    /// table, or it cannot be read): moves are then ordered by score and house only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub distance_note: Option<String>,
     /// The game is over: the side to move has no legal move, and `score` is the end score
     /// (the seeds on the mover's side minus those on the opponent's), as Lichess marks a
     /// checkmate.
@@ -87,10 +100,19 @@ pub struct ProbeJson {
 }
 
 /// A probed position: `position`, `rules`, `seeds`, `score`, `category`, `game_over` (no
-/// move) and its `moves`, best first (no `line` nor `outcome` yet).
-pub fn probe_json(p: &Position, rules: &Rules, score: i8, moves: &[MoveScore]) -> ProbeJson {
+/// move), its `distance` (or the note of why there is none) and its `moves`, best first (no
+/// `line` nor `outcome` yet).
+pub fn probe_json(
+    p: &Position,
+    rules: &Rules,
+    score: i8,
+    distance: &Result<Option<u16>, String>,
+    moves: &[MoveScore],
+) -> ProbeJson {
     ProbeJson {
         category: category(score.into()),
+        distance: distance.as_ref().ok().copied().flatten(),
+        distance_note: distance.as_ref().err().cloned(),
         game_over: moves.is_empty(),
         line: None,
         moves: moves.iter().map(move_json).collect(),

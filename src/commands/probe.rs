@@ -140,10 +140,11 @@ fn probe(args: &Args) -> anyhow::Result<ExitCode> {
     };
     let score = tb.score(&p).map_err(hint)?;
     let moves = tb.moves(&p).map_err(hint)?;
+    let distance = distance_or_note(&tb, &p);
     let mut out = io::stdout().lock();
     if args.line && !args.json {
         // Text: the line is printed ply by ply as it is found, after the moves.
-        print_position(&mut out, &p, &rules, score, &moves)?;
+        print_position(&mut out, &p, &rules, score, &distance, &moves)?;
         let line = print_line(&mut out, &tb, &p, args.max_plies, &hint)?;
         let outcome = match captured {
             Some(c) => Some(tb.outcome(&p, c.mover, c.opponent).map_err(hint)?),
@@ -171,25 +172,43 @@ fn probe(args: &Args) -> anyhow::Result<ExitCode> {
         None => None,
     };
     if args.json {
-        let mut v = probe_json(&p, &rules, score, &moves);
+        let mut v = probe_json(&p, &rules, score, &distance, &moves);
         v.line = line.as_ref().map(|l| l.iter().map(move_json).collect());
         v.outcome = outcome.as_ref().map(outcome_json);
         writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    print_position(&mut out, &p, &rules, score, &moves)?;
+    print_position(&mut out, &p, &rules, score, &distance, &moves)?;
     if let Some(o) = outcome {
         print_outcome(&mut out, &o)?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// Prints the position, its score and every move's.
+/// The distance to conversion of `p`, or the one-line note of why it cannot be had (the
+/// score is answered all the same).
+pub(crate) fn distance_or_note(tb: &Tablebase, p: &Position) -> Result<Option<u16>, String> {
+    tb.distance(p).map_err(|e| match e {
+        oware_db::Error::MissingDistances { tier, .. } => format!(
+            "tier {tier} has no distance table (generated with --no-distance, or too large \
+             for distances): moves are ordered by score, then house"
+        ),
+        e => format!("distance unavailable: {e}"),
+    })
+}
+
+/// A distance for the text tables: the plies, or `-` for none.
+fn plies(d: Option<u16>) -> String {
+    d.map_or_else(|| "-".into(), |d| d.to_string())
+}
+
+/// Prints the position, its score and distance, and every move's.
 fn print_position(
     out: &mut impl Write,
     p: &Position,
     rules: &Rules,
     score: i8,
+    distance: &Result<Option<u16>, String>,
     moves: &[oware_db::MoveScore],
 ) -> io::Result<()> {
     writeln!(out, "position  {p}  ({} seeds, rules {})", p.seeds(), rules)?;
@@ -198,18 +217,28 @@ fn print_position(
         "score     {score:+} ({} for the side to move)",
         category(score.into())
     )?;
+    match distance {
+        Ok(Some(d)) => writeln!(
+            out,
+            "distance  {d} {} to the next capture or end",
+            if *d == 1 { "ply" } else { "plies" }
+        )?,
+        Ok(None) => {}
+        Err(note) => writeln!(out, "note      {note}")?,
+    }
     if moves.is_empty() {
         writeln!(out, "no legal move: the game is over")?;
     } else {
-        writeln!(out, "house  captures  score  category  position after")?;
+        writeln!(out, "house  captures  score  category  distance  position after")?;
         for m in moves {
             writeln!(
                 out,
-                "{:>5}  {:>8}  {:>+5}  {:<8}  {}",
+                "{:>5}  {:>8}  {:>+5}  {:<8}  {:>8}  {}",
                 m.house,
                 m.captured,
                 m.score,
                 category(m.score.into()),
+                plies(m.distance),
                 m.child.map_or("(game over)".to_string(), |c| c.to_string())
             )?;
         }
@@ -236,11 +265,12 @@ fn print_line(
         houses.push(m.house);
         writeln!(
             out,
-            "{:>4}. house {} captures {:>2}  value {:+}  -> {}",
+            "{:>4}. house {} captures {:>2}  value {:+}  distance {:>3}  -> {}",
             houses.len(),
             m.house,
             m.captured,
             m.score,
+            plies(m.distance),
             m.child.map_or("(game over)".to_string(), |c| c.to_string())
         )?;
         out.flush()?;

@@ -268,16 +268,18 @@ async fn probe(
         }
         None => None,
     };
-    let (score, moves) = blocking(&o, move |o| {
+    let (score, distance, moves) = blocking(&o, move |o| {
         let answer = (|| {
             let score = o.tb.score(&p)?;
             let moves = o.tb.moves(&p)?;
-            Ok((score, moves))
+            let distance =
+                crate::commands::probe::distance_or_note(&o.tb, &p).map_err(|e| o.public(&e));
+            Ok((score, distance, moves))
         })();
         answer.map_err(|e| probe_error(o, &p, e))
     })
     .await?;
-    let mut v = probe_json(&p, o.rules(), score, &moves);
+    let mut v = probe_json(&p, o.rules(), score, &distance, &moves);
     v.outcome =
         captured.map(|c| outcome_json(&GameOutcome::new(p.seeds(), c.mover, c.opponent, score)));
     Ok(Json(v))
@@ -303,23 +305,30 @@ async fn line(
             }
         },
     };
-    let (score, line) = blocking(&o, move |o| {
+    let (score, distance, line) = blocking(&o, move |o| {
         let answer = (|| {
             let score = o.tb.score(&p)?;
             let line = o.tb.best_line(&p, plies)?;
-            Ok((score, line))
+            let distance =
+                crate::commands::probe::distance_or_note(&o.tb, &p).map_err(|e| o.public(&e));
+            Ok((score, distance, line))
         })();
         answer.map_err(|e| probe_error(o, &p, e))
     })
     .await?;
-    Ok(Json(json!({
+    let mut v = json!({
         "position": p.to_string(),
         "rules": o.rules().to_string(),
         "seeds": p.seeds(),
         "score": score,
         "category": category(score.into()),
+        "distance": distance.as_ref().ok().copied().flatten(),
         "line": line.iter().map(move_json).collect::<Vec<_>>(),
-    })))
+    });
+    if let Err(note) = distance {
+        v["distance_note"] = json!(note);
+    }
+    Ok(Json(v))
 }
 
 /// `GET /api/v1/info`: the rules, the directory's name and the tiers present.
