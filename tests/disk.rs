@@ -137,12 +137,20 @@ fn a_tier_that_does_not_fit_on_disk_is_refused_before_it_starts() {
     );
 }
 
-/// Generating up to tier 14 on a 3 MiB disk at `disk`.
+/// Generating up to tier 14 on a 3 MiB disk at `disk`: scores only, then with distances.
 #[cfg(target_os = "linux")]
 fn refused_before_it_starts(disk: &std::path::Path) {
     let d = disk.join("t");
     let ds = d.to_str().unwrap();
-    let out = run(&["generate", "--quiet", "--dir", ds, "--max-seeds", "14"]);
+    let out = run(&[
+        "generate",
+        "--quiet",
+        "--dir",
+        ds,
+        "--max-seeds",
+        "14",
+        "--no-distance",
+    ]);
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
     // Tier 12 (1339702 positions) needs its table and its side copy: 2.72 MiB.
@@ -156,8 +164,23 @@ fn refused_before_it_starts(disk: &std::path::Path) {
     // The tiers below are complete.
     ok(&["verify", "--dir", ds, "-q"]);
     // What fits still runs.
-    ok(&["generate", "--quiet", "--dir", ds, "--max-seeds", "11"]);
+    ok(&["generate", "--quiet", "--dir", ds, "--max-seeds", "11", "--no-distance"]);
     assert_eq!(leftovers(&d), Vec::<String>::new());
+
+    // With distance tables, each tier needs the room of two tables.
+    let d = disk.join("u");
+    let ds = d.to_str().unwrap();
+    let out = run(&["generate", "--quiet", "--dir", ds, "--max-seeds", "14"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.starts_with(&format!(
+            "error: generating into {ds}: tier 11 needs "
+        )) && err.contains(" free; nothing was written for it"),
+        "{err}"
+    );
+    assert_eq!(leftovers(&d), Vec::<String>::new());
+    ok(&["verify", "--dir", ds, "-q"]);
 }
 
 #[test]
@@ -165,7 +188,15 @@ fn a_tier_refused_for_memory_leaves_complete_tiers_only() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path().to_str().unwrap();
     let out = oware()
-        .args(["generate", "--quiet", "--dir", d, "--max-seeds", "13"])
+        .args([
+            "generate",
+            "--quiet",
+            "--dir",
+            d,
+            "--max-seeds",
+            "13",
+            "--no-distance",
+        ])
         // Tier 11's cells, frontier and smallest slice fit beside the process's reserve;
         // tier 12's (1.69 MB) do not.
         .env(

@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
-use crate::format::tier_of_file_name;
+use crate::format::{tier_of_file_name, Values};
 use crate::index::{tier_size, IndexKind};
-use crate::manifest::{tier_path, Manifest, TierEntry};
+use crate::manifest::{distance_path, tier_path, DistanceEntry, Manifest, TierEntry};
 use crate::rules::Rules;
 use crate::table::Table;
 
@@ -72,6 +72,15 @@ pub enum CheckError {
         /// Positions of the tier.
         positions: u64,
     },
+    /// The file holds other values than expected (distances for scores, or scores for
+    /// distances).
+    #[error("the file holds {}, expected {}", found.name(), expected.name())]
+    WrongValues {
+        /// What the file holds.
+        found: Values,
+        /// What was expected.
+        expected: Values,
+    },
     /// The file is sound but the manifest does not record it.
     #[error("not recorded in the manifest")]
     NotInManifest,
@@ -106,6 +115,25 @@ pub struct TierCheck {
     pub path: PathBuf,
     /// The table, or why it failed.
     pub result: Result<CheckedTable, CheckError>,
+    /// The tier's distance table (`tier-NN.owd`, or the manifest's name for it) and its own
+    /// checks, if the tier has one (recorded in the manifest, or present).
+    pub distances: Option<(PathBuf, Result<CheckedTable, CheckError>)>,
+}
+
+impl TierCheck {
+    /// Whether the tier's table, and its distance table if it has one, passed.
+    pub fn is_ok(&self) -> bool {
+        self.result.is_ok() && !matches!(self.distances, Some((_, Err(_))))
+    }
+
+    /// Why the tier failed, in one line: its table's failure, or its distance table's.
+    pub fn failure(&self) -> Option<String> {
+        match (&self.result, &self.distances) {
+            (Err(e), _) => Some(e.to_string()),
+            (Ok(_), Some((path, Err(e)))) => Some(format!("distance table {}: {e}", path.display())),
+            _ => None,
+        }
+    }
 }
 
 /// The tiers a directory should hold: those of the manifest, those with a `tier-NN.owt`
@@ -154,7 +182,56 @@ pub fn check_table_file(
             recorded: entry.is_some(),
         });
     }
-    check_table(Table::open(path)?, n, rules, entry)
+    let table = Table::open(path)?;
+    if table.values() != Values::Scores {
+        return Err(CheckError::WrongValues {
+            found: table.values(),
+            expected: Values::Scores,
+        });
+    }
+    check_table(table, n, rules, entry)
+}
+
+/// The plain checks of the distance table `path` of tier `n` under `rules`, as the
+/// manifest's `entry` records it: it opens, holds distances of tier `n` under `rules` with
+/// the reachable index and one entry per position; its checksum, recomputed, matches its
+/// trailer and the manifest's.
+///
+/// # Errors
+/// [`CheckError`]: the first check that fails ([`CheckError::Missing`] when the manifest
+/// records a distance table that is not there).
+pub fn check_distance_file(
+    path: &Path,
+    n: u8,
+    rules: &Rules,
+    entry: Option<&DistanceEntry>,
+) -> Result<CheckedTable, CheckError> {
+    if std::fs::symlink_metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
+        return Err(CheckError::Missing {
+            tier: n,
+            path: path.to_path_buf(),
+            recorded: entry.is_some(),
+        });
+    }
+    let table = Table::open(path)?;
+    if table.values() != Values::Distances {
+        return Err(CheckError::WrongValues {
+            found: table.values(),
+            expected: Values::Distances,
+        });
+    }
+    // The checks of a score table, against an entry that says what the manifest records of
+    // the distance table.
+    let as_tier = entry.map(|d| TierEntry {
+        file: d.file.clone(),
+        entries: tier_size(n, IndexKind::Reachable),
+        file_size: d.file_size,
+        checksum: d.checksum.clone(),
+        stats: None,
+        verified: None,
+        distance: None,
+    });
+    check_table(table, n, rules, as_tier.as_ref())
 }
 
 /// The plain checks of [`check_table_file`] that follow the opening of the file, on a table
@@ -223,9 +300,16 @@ pub fn check_tier(dir: &Path, manifest: Option<&Manifest>, rules: &Rules, n: u8)
     let path = tier_path(dir, manifest, n);
     let entry = manifest.and_then(|m| m.tiers.get(&n));
     let result = check_table_file(&path, n, rules, entry);
+    let recorded = entry.and_then(|e| e.distance.as_ref());
+    let dpath = distance_path(dir, manifest, n);
+    let distances = (recorded.is_some() || std::fs::symlink_metadata(&dpath).is_ok()).then(|| {
+        let r = check_distance_file(&dpath, n, rules, recorded);
+        (dpath, r)
+    });
     TierCheck {
         tier: n,
         path,
         result,
+        distances,
     }
 }

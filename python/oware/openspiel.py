@@ -72,7 +72,10 @@ class TablebaseBot(_Bot):
     """An OpenSpiel bot that plays perfectly from the tables.
 
     Where the position's tier (or a tier its moves reach) is in the tables it plays a move of
-    the best score; among equal moves the lowest house, so that a game replays the same.
+    the best score; among equal moves the one that converts (the shortest distance to the
+    next capture when winning, the longest when losing; docs/RULES.md), so that a won game
+    is won before a position repeats, then the lowest house, so that a game replays the
+    same. Where the tables have no distances it takes the lowest house of the best score.
     Elsewhere it asks ``fallback`` (another ``pyspiel.Bot``), or raises
     ``MissingTierError`` if there is none. ``deferred`` counts the moves left to the
     fallback.

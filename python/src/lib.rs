@@ -253,6 +253,7 @@ fn move_dict<'py>(py: Python<'py>, m: &MoveScore) -> PyResult<Bound<'py, PyDict>
     d.set_item("captures", m.captured)?;
     d.set_item("score", m.score)?;
     d.set_item("category", GameResult::of(m.score.into()).name())?;
+    d.set_item("distance", m.distance)?;
     d.set_item("position", m.child.map(|c| c.to_string()))?;
     Ok(d)
 }
@@ -469,8 +470,21 @@ impl PyTablebase {
         })
     }
 
+    /// The distance to conversion of a position (docs/RULES.md): the plies to the next
+    /// capture or end under play that keeps the score, the winner taking the shortest way
+    /// and the loser the longest; None for a score of 0. Raises `TableError` where the tier
+    /// has no distance table (generated with `--no-distance`) or it cannot be read.
+    fn distance(&self, py: Python<'_>, position: PositionArg) -> PyResult<Option<u16>> {
+        let p = position.get()?;
+        self.probe(py, |tb| tb.distance(&p))
+    }
+
     /// Every legal move with its value, best first: dicts of `house`, `captures`, `score`,
-    /// `category` and `position` (the position after it, or None if it ends the game).
+    /// `category`, `distance` (plies to the next capture when play after the move keeps the
+    /// score; None for a move to a position scored 0 or without a distance table) and
+    /// `position` (the position after it, or None if it ends the game). Among moves of equal
+    /// score, the one that converts comes first: the shortest distance for a win, the
+    /// longest for a loss.
     fn moves<'py>(
         &self,
         py: Python<'py>,
@@ -503,7 +517,9 @@ impl PyTablebase {
         })
     }
 
-    /// A best line of up to `plies` moves, each a dict as in `moves`.
+    /// A best line of up to `plies` moves, each a dict as in `moves`: the first move of
+    /// `moves` at each ply, so that where the tables have distances the line realises its
+    /// score (its captures add up to it) without repeating a position.
     #[pyo3(signature = (position, plies = 100))]
     fn best_line<'py>(
         &self,

@@ -54,7 +54,9 @@ pub fn leftovers(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| !(n.ends_with(".owt") || n == "manifest.json" || n == ".lock"))
+        .filter(|n| {
+            !(n.ends_with(".owt") || n.ends_with(".owd") || n == "manifest.json" || n == ".lock")
+        })
         .collect()
 }
 

@@ -16,14 +16,15 @@ pub fn table_disk_bound(positions: u64) -> u64 {
 
 /// Bytes of disk [`crate::generate`] needs to solve (`solve`) and keep as a lower tier
 /// (`side_copies` side copies of one byte per position, one per rank) a tier of
-/// `positions` positions.
-pub fn generate_tier_disk(positions: u64, solve: bool, side_copies: u64) -> u64 {
-    let table = if solve {
-        table_disk_bound(positions)
+/// `positions` positions, with its distance table when `distances` (bounded as a table:
+/// one byte per position at most).
+pub fn generate_tier_disk(positions: u64, solve: bool, side_copies: u64, distances: bool) -> u64 {
+    let tables = if solve {
+        table_disk_bound(positions) * (1 + u64::from(distances))
     } else {
         0
     };
-    table + side_copies * positions
+    tables + side_copies * positions
 }
 
 /// Bytes free to an unprivileged user on the filesystem of `dir` (`statvfs`'s available
@@ -57,8 +58,12 @@ mod tests {
         assert_eq!(table_disk_bound(0), 64 << 10);
         assert!(table_disk_bound(1 << 30) >= 1 << 30);
         assert!(table_disk_bound(1 << 30) < (1 << 30) + (1 << 30) / 10);
-        assert_eq!(generate_tier_disk(1000, false, 2), 2000);
-        assert_eq!(generate_tier_disk(1000, true, 0), table_disk_bound(1000));
+        assert_eq!(generate_tier_disk(1000, false, 2, true), 2000);
+        assert_eq!(generate_tier_disk(1000, true, 0, false), table_disk_bound(1000));
+        assert_eq!(
+            generate_tier_disk(1000, true, 1, true),
+            2 * table_disk_bound(1000) + 1000
+        );
     }
 
     #[cfg(unix)]

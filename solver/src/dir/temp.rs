@@ -1,14 +1,18 @@
-//! The temporaries of a directory's writers (`tier-NN.owt.tmp`, `manifest.json.tmp`, the
-//! scratch directory): how to tell them and how to remove them.
+//! The temporaries of a directory's writers (`tier-NN.owt.tmp`, `tier-NN.owd.tmp`,
+//! `manifest.json.tmp`, the scratch directory): how to tell them and how to remove them.
 
 use std::path::Path;
 
 use super::SCRATCH_DIR;
 
-/// Whether `name` is a temporary file of a writer: `tier-NN.owt.tmp` or `manifest.json.tmp`.
+/// Whether `name` is a temporary file of a writer: `tier-NN.owt.tmp`, `tier-NN.owd.tmp` or
+/// `manifest.json.tmp`.
 pub fn is_temporary(name: &str) -> bool {
-    name.strip_suffix(".tmp")
-        .is_some_and(|f| f == "manifest.json" || oware_db::format::tier_of_file_name(f).is_some())
+    name.strip_suffix(".tmp").is_some_and(|f| {
+        f == "manifest.json"
+            || oware_db::format::tier_of_file_name(f).is_some()
+            || oware_db::format::tier_of_distance_file_name(f).is_some()
+    })
 }
 
 /// Removes the temporaries of writers from `dir`: the scratch directory and every
@@ -34,6 +38,8 @@ mod tests {
     #[test]
     fn temporaries_are_the_writers_files_only() {
         assert!(is_temporary("tier-07.owt.tmp"));
+        assert!(is_temporary("tier-07.owd.tmp"));
+        assert!(!is_temporary("tier-07.owd"));
         assert!(is_temporary("manifest.json.tmp"));
         assert!(!is_temporary("tier-07.owt"));
         assert!(!is_temporary("notes.tmp"));

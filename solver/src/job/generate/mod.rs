@@ -352,7 +352,7 @@ pub fn generate(
             comm,
             &table_dir,
             tier,
-            generate_tier_disk(positions, solve, side_copies),
+            generate_tier_disk(positions, solve, side_copies, opts.distances),
         )?;
         if !solve {
             observer.tier_start(tier, positions, false);

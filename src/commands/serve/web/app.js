@@ -127,11 +127,15 @@ function rng(seed) {
   };
 }
 
-// The oracle's move at `node` (ply `ply`): one of the moves within `level` seeds of the best,
-// drawn from the seed, the ply and the position, so that a game replays the same.
+// The oracle's move at `node` (ply `ply`): at level 0, the oracle's first move (the best
+// score and, among equal scores, the one that converts: the shortest distance to the next
+// capture when winning, the longest when losing); otherwise one of the moves within `level`
+// seeds of the best, drawn from the seed, the ply and the position, so that a game replays
+// the same.
 function oracleMove(node, ply) {
   const moves = node.probe.data.moves || [];
   if (moves.length === 0) return null;
+  if (state.level === 0 && node.probe.ok) return moves[0];
   const scored = moves.filter((m) => m.score !== undefined);
   const best = scored.length ? Math.max(...scored.map((m) => m.score)) : 0;
   const pool = scored.length === moves.length ? moves.filter((m) => m.score >= best - state.level) : moves;
@@ -217,6 +221,15 @@ function drawBoard(node, prev) {
             r.textContent = d > 0 ? 'wins' : d < 0 ? 'loses' : 'draws';
             b.title = name + ': value ' + fmt(m.score) + ' for ' + SIDES[side] + '; the game ends ' + resultText(side, d);
             b.appendChild(v);
+            if (m.score !== 0 && m.distance !== null && m.distance !== undefined) {
+              // The distance to conversion: plies to the next capture under play that keeps the score.
+              const t = document.createElement('span');
+              t.className = 'distance';
+              t.textContent = m.distance + (m.distance === 1 ? ' ply' : ' plies');
+              b.dataset.distance = m.distance;
+              b.title += '; ' + t.textContent + ' to the next capture';
+              b.appendChild(t);
+            }
             b.appendChild(r);
           } else {
             v.textContent = '?';
