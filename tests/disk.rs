@@ -164,7 +164,15 @@ fn refused_before_it_starts(disk: &std::path::Path) {
     // The tiers below are complete.
     ok(&["verify", "--dir", ds, "-q"]);
     // What fits still runs.
-    ok(&["generate", "--quiet", "--dir", ds, "--max-seeds", "11", "--no-distance"]);
+    ok(&[
+        "generate",
+        "--quiet",
+        "--dir",
+        ds,
+        "--max-seeds",
+        "11",
+        "--no-distance",
+    ]);
     assert_eq!(leftovers(&d), Vec::<String>::new());
 
     // With distance tables, each tier needs the room of two tables.
@@ -174,9 +182,8 @@ fn refused_before_it_starts(disk: &std::path::Path) {
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
     assert!(
-        err.starts_with(&format!(
-            "error: generating into {ds}: tier 11 needs "
-        )) && err.contains(" free; nothing was written for it"),
+        err.starts_with(&format!("error: generating into {ds}: tier 11 needs "))
+            && err.contains(" free; nothing was written for it"),
         "{err}"
     );
     assert_eq!(leftovers(&d), Vec::<String>::new());

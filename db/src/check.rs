@@ -130,7 +130,9 @@ impl TierCheck {
     pub fn failure(&self) -> Option<String> {
         match (&self.result, &self.distances) {
             (Err(e), _) => Some(e.to_string()),
-            (Ok(_), Some((path, Err(e)))) => Some(format!("distance table {}: {e}", path.display())),
+            (Ok(_), Some((path, Err(e)))) => {
+                Some(format!("distance table {}: {e}", path.display()))
+            }
             _ => None,
         }
     }

@@ -11,7 +11,8 @@ use memmap2::Mmap;
 
 use crate::error::Error;
 use crate::format::{
-    self, Compression, Header, Values, CHECKSUM_LEN, END_MAGIC, INDEX_ENTRY, NO_DISTANCE_BYTE, TRAILER,
+    self, Compression, Header, Values, CHECKSUM_LEN, END_MAGIC, INDEX_ENTRY, NO_DISTANCE_BYTE,
+    TRAILER,
 };
 use crate::huffman::Model;
 use crate::index::IndexKind;

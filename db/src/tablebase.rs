@@ -359,11 +359,7 @@ impl Tablebase {
         if t.len() != scores.len() || t.kind() != scores.kind() {
             return Err(Error::BadHeader {
                 path,
-                detail: format!(
-                    "{} entries, the tier's table {}",
-                    t.len(),
-                    scores.len()
-                ),
+                detail: format!("{} entries, the tier's table {}", t.len(), scores.len()),
             });
         }
         if let Some(e) = manifest
@@ -434,9 +430,11 @@ impl Tablebase {
             }
             let d = match m.outcome {
                 Outcome::Continue { child, captured: 0 } => {
-                    1 + self.distance(&child)?.ok_or_else(|| Error::InvalidState(format!(
-                        "a child of {p} keeps the score {s} but has no distance"
-                    )))?
+                    1 + self.distance(&child)?.ok_or_else(|| {
+                        Error::InvalidState(format!(
+                            "a child of {p} keeps the score {s} but has no distance"
+                        ))
+                    })?
                 }
                 _ => 1,
             };

@@ -48,7 +48,8 @@ pub use distance::{
 };
 pub use error::{AllocError, SolveError};
 pub use job::deep::{
-    verify_deep, DeepReport, TierVerdict, VerifyError, VerifyObserver, VerifyOptions,
+    verify_deep, DeepReport, DistanceVerdict, TierVerdict, VerifyError, VerifyObserver,
+    VerifyOptions,
 };
 pub use job::generate::{
     generate, DistributedStats, GenerateError, GenerateObserver, GenerateOptions, SolvedStats,

@@ -105,7 +105,13 @@ fn distances_match_the_brute_force_up_to_tier_10() {
             // The brute force's distances as the pass stores them: one byte each.
             let want: Vec<u8> = brute_distances(&rules, n, &tiers)
                 .into_iter()
-                .map(|d| if d == u16::MAX { NO_DISTANCE } else { u8::try_from(d).unwrap() })
+                .map(|d| {
+                    if d == u16::MAX {
+                        NO_DISTANCE
+                    } else {
+                        u8::try_from(d).unwrap()
+                    }
+                })
                 .collect();
             let idx = TierIndex::new(n, IndexKind::Reachable);
             let diffs: Vec<String> = (0..want.len())
@@ -150,7 +156,9 @@ fn the_check_of_distances_finds_each_wrong_one() {
         Err(DistanceError::Length { .. })
     ));
     let idx = TierIndex::new(n, IndexKind::Reachable);
-    let far = (0..good.len()).find(|&i| good[i] > 3 && good[i] != NO_DISTANCE).unwrap();
+    let far = (0..good.len())
+        .find(|&i| good[i] > 3 && good[i] != NO_DISTANCE)
+        .unwrap();
     let zero = (0..good.len()).find(|&i| scores[i] == 0).unwrap();
     for (i, v) in [
         (far, good[far] + 1),

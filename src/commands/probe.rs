@@ -229,7 +229,10 @@ fn print_position(
     if moves.is_empty() {
         writeln!(out, "no legal move: the game is over")?;
     } else {
-        writeln!(out, "house  captures  score  category  distance  position after")?;
+        writeln!(
+            out,
+            "house  captures  score  category  distance  position after"
+        )?;
         for m in moves {
             writeln!(
                 out,

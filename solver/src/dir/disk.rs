@@ -59,7 +59,10 @@ mod tests {
         assert!(table_disk_bound(1 << 30) >= 1 << 30);
         assert!(table_disk_bound(1 << 30) < (1 << 30) + (1 << 30) / 10);
         assert_eq!(generate_tier_disk(1000, false, 2, true), 2000);
-        assert_eq!(generate_tier_disk(1000, true, 0, false), table_disk_bound(1000));
+        assert_eq!(
+            generate_tier_disk(1000, true, 0, false),
+            table_disk_bound(1000)
+        );
         assert_eq!(
             generate_tier_disk(1000, true, 1, true),
             2 * table_disk_bound(1000) + 1000

@@ -49,15 +49,14 @@ pub fn write_distances_parallel(
     batch_blocks: usize,
 ) -> Result<WrittenTable, Error> {
     // SAFETY: `u8` and `i8` have the same size and alignment; the slice borrows `distances`.
-    let bytes = unsafe {
-        std::slice::from_raw_parts(distances.as_ptr().cast::<i8>(), distances.len())
-    };
+    let bytes =
+        unsafe { std::slice::from_raw_parts(distances.as_ptr().cast::<i8>(), distances.len()) };
     let opts = WriteOptions {
         compression: Compression::Zstd,
         ..WriteOptions::default()
     };
-    let encoder =
-        TableEncoder::new(dir.path(), rules, tier, kind, bytes, &opts)?.with_values(Values::Distances)?;
+    let encoder = TableEncoder::new(dir.path(), rules, tier, kind, bytes, &opts)?
+        .with_values(Values::Distances)?;
     write_encoded(dir, encoder, batch_blocks)
 }
 

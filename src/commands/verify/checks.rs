@@ -24,9 +24,9 @@ pub(super) fn expected_tiers(dir: &Path, manifest: Option<&Manifest>) -> anyhow:
         .with_context(|| format!("reading {}", dir.display()))
 }
 
-/// One line of the plain report.
+/// One line of the plain report (two for a tier with a distance table).
 pub(super) fn line(c: &TierCheck) -> String {
-    match &c.result {
+    let scores = match &c.result {
         Ok(g) => format!(
             "tier {:2}  OK      {:>14} positions  {:>14} bytes  {}",
             c.tier,
@@ -35,6 +35,18 @@ pub(super) fn line(c: &TierCheck) -> String {
             g.checksum
         ),
         Err(why) => format!("tier {:2}  FAILED  {why}", c.tier),
+    };
+    match &c.distances {
+        None => scores,
+        Some((_, Ok(g))) => format!(
+            "{scores}\n         OK      distances        {:>14} bytes  {}",
+            g.table.file_size(),
+            g.checksum
+        ),
+        Some((path, Err(why))) => format!(
+            "{scores}\n         FAILED  distance table {}: {why}",
+            path.display()
+        ),
     }
 }
 
@@ -51,22 +63,40 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let bars = Bars::new(args.quiet || args.json, 0, "verify", solve_phase);
     let checked = check_tiers(dir, manifest.as_ref(), &rules, &tiers, &bars);
     bars.finish();
-    let failed = checked.iter().filter(|c| c.result.is_err()).count();
+    let failed = checked.iter().filter(|c| !c.is_ok()).count();
     let no_manifest = manifest.is_none();
     let ok = failed == 0 && !no_manifest && !checked.is_empty();
     if args.json {
         let rows: Vec<_> = checked
             .iter()
-            .map(|c| match &c.result {
-                Ok(g) => json!({
-                    "tier": c.tier, "file": c.path.display().to_string(), "status": "ok",
-                    "entries": g.table.len(), "file_size": g.table.file_size(),
-                    "checksum": g.checksum,
-                }),
-                Err(why) => json!({
-                    "tier": c.tier, "file": c.path.display().to_string(), "status": "failed",
-                    "reason": why.to_string(),
-                }),
+            .map(|c| {
+                let mut row = match &c.result {
+                    Ok(g) => json!({
+                        "tier": c.tier, "file": c.path.display().to_string(), "status": "ok",
+                        "entries": g.table.len(), "file_size": g.table.file_size(),
+                        "checksum": g.checksum,
+                    }),
+                    Err(why) => json!({
+                        "tier": c.tier, "file": c.path.display().to_string(), "status": "failed",
+                        "reason": why.to_string(),
+                    }),
+                };
+                if let Some((path, r)) = &c.distances {
+                    row["distances"] = match r {
+                        Ok(g) => json!({
+                            "file": path.display().to_string(), "status": "ok",
+                            "file_size": g.table.file_size(), "checksum": g.checksum,
+                        }),
+                        Err(why) => json!({
+                            "file": path.display().to_string(), "status": "failed",
+                            "reason": why.to_string(),
+                        }),
+                    };
+                    if r.is_err() {
+                        row["status"] = json!("failed");
+                    }
+                }
+                row
             })
             .collect();
         let v = json!({

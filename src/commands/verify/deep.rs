@@ -12,8 +12,8 @@ use oware_db::manifest::Manifest;
 use oware_db::Rules;
 use oware_solver::distributed::Comm;
 use oware_solver::{
-    CheckObserver, DeepReport, Mismatch, MismatchKind, Phase, Progress, TierVerdict,
-    VerifyObserver, VerifyOptions, VerifyReport,
+    CheckObserver, DeepReport, DistanceVerdict, Mismatch, MismatchKind, Phase, Progress,
+    TierVerdict, VerifyObserver, VerifyOptions, VerifyReport,
 };
 use serde_json::{json, Value};
 
@@ -41,6 +41,8 @@ pub(super) struct DeepResult {
     pub seconds: f64,
     /// One JSON row per tier.
     pub rows: Vec<Value>,
+    /// One JSON row per distance table proved, failed or skipped.
+    pub distances: Vec<Value>,
     /// The tiers re-proved and recorded as verified in the manifest.
     pub recorded: Vec<u8>,
     /// Why tiers re-proved were not recorded, if some were not.
@@ -97,7 +99,7 @@ fn verdict_json(v: &TierVerdict) -> Value {
     match v {
         TierVerdict::CheckFailed(c) => json!({
             "tier": c.tier, "status": "failed",
-            "reason": c.result.as_ref().err().map(ToString::to_string),
+            "reason": c.failure(),
         }),
         TierVerdict::Unreadable { tier, error } => {
             json!({ "tier": tier, "status": "failed", "reason": error.to_string() })
@@ -117,12 +119,44 @@ fn verdict_json(v: &TierVerdict) -> Value {
     }
 }
 
+/// The line of a distance table's verdict.
+fn distance_line(v: &DistanceVerdict) -> String {
+    match v {
+        DistanceVerdict::Proved { tier, max } => format!(
+            "tier {tier:2}  OK      distances: each follows from its moves (longest {max} plies)"
+        ),
+        DistanceVerdict::Failed { tier, error } => {
+            format!("tier {tier:2}  FAILED  distances: {error}")
+        }
+        DistanceVerdict::Skipped { tier, why } => {
+            format!("tier {tier:2}  note    distances not proved: {why}")
+        }
+    }
+}
+
+/// The JSON of a distance table's verdict.
+fn distance_json(v: &DistanceVerdict) -> Value {
+    match v {
+        DistanceVerdict::Proved { tier, max } => {
+            json!({ "tier": tier, "status": "ok", "max": max })
+        }
+        DistanceVerdict::Failed { tier, error } => {
+            json!({ "tier": tier, "status": "failed", "reason": error })
+        }
+        DistanceVerdict::Skipped { tier, why } => {
+            json!({ "tier": tier, "status": "skipped", "reason": why })
+        }
+    }
+}
+
 /// The display of a deep verification: the bars, and the lines printed on stdout as the
 /// tiers finish (unless `print` is false).
 struct View<'a> {
     bars: &'a Bars,
     print: bool,
     range: RangeInclusive<u8>,
+    /// The line of the current tier's distance table, printed after the tier's.
+    pending: std::sync::Mutex<Option<String>>,
 }
 
 impl View<'_> {
@@ -173,6 +207,14 @@ impl VerifyObserver for View<'_> {
         self.bars.inc(positions);
     }
 
+    fn distances_done(&self, verdict: &DistanceVerdict) {
+        // Printed after the tier's own line.
+        *self
+            .pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(distance_line(verdict));
+    }
+
     fn tier_done(&self, verdict: &TierVerdict) {
         match verdict {
             TierVerdict::Unreadable { tier, error } => {
@@ -201,6 +243,14 @@ impl VerifyObserver for View<'_> {
                 ));
             }
             TierVerdict::CheckFailed(_) | TierVerdict::Trusted { .. } => {}
+        }
+        let pending = self
+            .pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(line) = pending {
+            self.out(line);
         }
         if verdict.is_ok() {
             self.bars
@@ -235,7 +285,12 @@ pub(super) fn verify_deep(
         exchange_batch: crate::commands::generate::exchange_batch_from_env()?,
         cancel: crate::signals::cancel().clone(),
     };
-    let view = View { bars, print, range };
+    let view = View {
+        bars,
+        print,
+        range,
+        pending: std::sync::Mutex::new(None),
+    };
     let report: DeepReport = oware_solver::verify_deep(comm, &opts, &view)?;
     if !report.started() {
         for v in &report.verdicts {
@@ -264,6 +319,7 @@ pub(super) fn verify_deep(
         positions: report.positions,
         seconds: report.seconds,
         rows: report.verdicts.iter().map(verdict_json).collect(),
+        distances: report.distances.iter().map(distance_json).collect(),
     })
 }
 
@@ -364,6 +420,7 @@ fn run_report(
             "positions": r.positions,
             "seconds": r.seconds,
             "rows": r.rows,
+            "distances": r.distances,
             "recorded": r.recorded,
             "not_recorded": r.not_recorded,
         });

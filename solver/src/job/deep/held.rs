@@ -8,12 +8,16 @@ use oware_db::index::{IndexKind, TierIndex};
 use oware_db::table::Table;
 use oware_db::Position;
 
-use super::{agree_db, VerifyError, VerifyObserver, VerifyOptions};
+use super::{agree_db, DistanceVerdict, VerifyError, VerifyObserver, VerifyOptions};
+use crate::distance::{check_distances, NO_DISTANCE};
 use crate::distributed::{verify_tier_local, Comm, LocalScores, LowerShare, PartitionConfig};
 use crate::job::ranks::tier_batch;
 use crate::lower::slice::{ScoreSource, TableSource};
 use crate::lower::LowerTiers;
-use crate::memory::{available_memory, exchange_memory, plan_verify, verify_memory, ExitPlan};
+use crate::memory::{
+    available_memory, exchange_memory, human_bytes, plan_verify, verify_memory, ExitPlan,
+    PROCESS_BYTES,
+};
 use crate::verify::{mismatch_with, verify_tier_in_place, VerifyLower, VerifyReport, LISTED};
 
 /// The tiers a rank keeps for the tiers above them.
@@ -335,6 +339,71 @@ impl Held {
                     seconds: t.elapsed().as_secs_f64(),
                 })
             }
+        }
+    }
+
+    /// Proves the distance table `table` of tier `n` from the tier's re-proved `scores` and
+    /// the lower tiers held ([`check_distances`]): on one process, when the tier reads its
+    /// lower tiers from memory and the distances (one byte per position) fit beside them;
+    /// otherwise skipped, with the reason.
+    pub(super) fn verify_distances(
+        &mut self,
+        n: u8,
+        scores: &[i8],
+        table: &Table,
+    ) -> DistanceVerdict {
+        let skipped = |why: &str| DistanceVerdict::Skipped {
+            tier: n,
+            why: why.to_string(),
+        };
+        let Held::Process {
+            common,
+            lower,
+            plans,
+        } = self
+        else {
+            return skipped("the tier is split over ranks (distances are proved by one process)");
+        };
+        let a = *common.opts.tiers.start();
+        if plans[usize::from(n - a)] != ExitPlan::Resident {
+            return skipped("the lower tiers are read in slices (distances need them whole)");
+        }
+        let positions = scores.len() as u64;
+        let needed = 2 * positions + lower.bytes() + PROCESS_BYTES;
+        if needed > common.available {
+            return skipped(&format!(
+                "they need {} of memory, {} are available",
+                human_bytes(needed),
+                human_bytes(common.available)
+            ));
+        }
+        let bytes = match crate::dir::read::read_table(table) {
+            Ok(b) => b,
+            Err(e) => {
+                return DistanceVerdict::Failed {
+                    tier: n,
+                    error: e.to_string(),
+                }
+            }
+        };
+        table.release_pages();
+        // SAFETY: `i8` and `u8` have the same size and alignment; the slice borrows `bytes`.
+        let dist = unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<u8>(), bytes.len()) };
+        lower.pad(n);
+        match check_distances(&common.opts.rules, n, scores, lower, dist) {
+            Ok(()) => DistanceVerdict::Proved {
+                tier: n,
+                max: dist
+                    .iter()
+                    .copied()
+                    .filter(|&d| d != NO_DISTANCE)
+                    .max()
+                    .unwrap_or(0),
+            },
+            Err(e) => DistanceVerdict::Failed {
+                tier: n,
+                error: e.to_string(),
+            },
         }
     }
 

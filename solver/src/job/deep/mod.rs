@@ -15,6 +15,7 @@ use std::time::Instant;
 
 use oware_db::check::TierCheck;
 use oware_db::manifest::Manifest;
+use oware_db::table::Table;
 use oware_db::Rules;
 use thiserror::Error;
 
@@ -172,12 +173,64 @@ pub struct DeepReport {
     pub not_recorded: Option<String>,
     /// Seconds in all (checks and reading included).
     pub seconds: f64,
+    /// What became of the distance tables of the tiers re-proved.
+    pub distances: Vec<DistanceVerdict>,
+}
+
+/// What became of a tier's distance table in a deep verification (after its scores were
+/// re-proved).
+#[derive(Debug)]
+pub enum DistanceVerdict {
+    /// Every distance follows from its position's moves ([`check_distances`](crate::check_distances)).
+    Proved {
+        /// The tier.
+        tier: u8,
+        /// The longest distance.
+        max: u8,
+    },
+    /// A distance does not follow, or the table cannot be read.
+    Failed {
+        /// The tier.
+        tier: u8,
+        /// What is wrong, in one line.
+        error: String,
+    },
+    /// Not proved, for the reason given (the lower tiers are read in slices or split over
+    /// ranks, or the memory does not allow).
+    Skipped {
+        /// The tier.
+        tier: u8,
+        /// Why.
+        why: String,
+    },
+}
+
+impl DistanceVerdict {
+    /// The tier.
+    pub fn tier(&self) -> u8 {
+        match self {
+            DistanceVerdict::Proved { tier, .. }
+            | DistanceVerdict::Failed { tier, .. }
+            | DistanceVerdict::Skipped { tier, .. } => *tier,
+        }
+    }
+
+    /// Whether every distance was proved.
+    pub fn is_proved(&self) -> bool {
+        matches!(self, DistanceVerdict::Proved { .. })
+    }
 }
 
 impl DeepReport {
-    /// Whether every tier of the range was re-proved and every tier below it trusted.
+    /// Whether every tier of the range was re-proved and every tier below it trusted, and
+    /// no distance table of them failed.
     pub fn is_ok(&self) -> bool {
-        !self.verdicts.is_empty() && self.verdicts.iter().all(TierVerdict::is_ok)
+        !self.verdicts.is_empty()
+            && self.verdicts.iter().all(TierVerdict::is_ok)
+            && !self
+                .distances
+                .iter()
+                .any(|d| matches!(d, DistanceVerdict::Failed { .. }))
     }
 
     /// Whether the tiers were re-proved at all: false when a table failed its checks.
@@ -201,6 +254,31 @@ pub trait VerifyObserver: Progress + CheckObserver {
     fn tier_read(&self, tier: u8, positions: u64);
     /// Tier `verdict.tier()` is finished.
     fn tier_done(&self, verdict: &TierVerdict);
+    /// The distance table of tier `verdict.tier()` is proved, failed or skipped (before
+    /// [`VerifyObserver::tier_done`] of the tier).
+    fn distances_done(&self, verdict: &DistanceVerdict) {
+        let _ = verdict;
+    }
+}
+
+/// Records in the manifest of the directory that `lock` holds that the distance table of
+/// tier `n` was proved with checksum `checksum`.
+fn record_distances(lock: &DirLock, n: u8, checksum: &str) -> Result<(), VerifyError> {
+    let _writing = lock.writing();
+    if lock.is_cancelled() {
+        return Ok(());
+    }
+    let dir = lock.dir();
+    let Some(mut m) = Manifest::load(dir)? else {
+        return Ok(());
+    };
+    if let Some(d) = m.tiers.get_mut(&n).and_then(|e| e.distance.as_mut()) {
+        if d.checksum == checksum {
+            d.verified = Some(checksum.to_string());
+            m.save(dir)?;
+        }
+    }
+    Ok(())
 }
 
 /// Records in the manifest of the directory that `lock` holds that tier `n` was re-proved
@@ -288,12 +366,13 @@ pub fn verify_deep(
         recorded: Vec::new(),
         not_recorded: None,
         seconds: 0.0,
+        distances: Vec::new(),
     };
-    let failed = checked.iter().any(|c| c.result.is_err());
+    let failed = checked.iter().any(|c| !c.is_ok());
     if comm.all_reduce_max(u64::from(failed)) > 0 {
         report.verdicts = checked
             .into_iter()
-            .filter(|c| c.result.is_err())
+            .filter(|c| !c.is_ok())
             .map(|c| TierVerdict::CheckFailed(Box::new(c)))
             .collect();
         report.seconds = t0.elapsed().as_secs_f64();
@@ -303,7 +382,13 @@ pub fn verify_deep(
     // Rank 0's tables and checksums, and what the manifest records, tier by tier.
     let mut tables = Vec::new();
     let mut checksums = Vec::new();
+    let mut distance_tables: Vec<Option<(Table, String)>> = Vec::new();
     for c in checked {
+        distance_tables.push(
+            c.distances
+                .and_then(|(_, r)| r.ok())
+                .map(|g| (g.table, g.checksum)),
+        );
         let good = c.result.ok();
         checksums.push(
             good.as_ref()
@@ -313,6 +398,7 @@ pub fn verify_deep(
         tables.push(good.map(|g| g.table));
     }
     checksums.resize(b as usize + 1, String::new());
+    distance_tables.resize_with(b as usize + 1, || None);
     tables.resize_with(b as usize + 1, || None);
     let recorded_flags: Vec<bool> = (0..=b)
         .map(|n| {
@@ -353,6 +439,19 @@ pub fn verify_deep(
                     } else if n >= a {
                         let r = held.verify(comm, n, &mut scores, observer)?;
                         report.positions += r.positions;
+                        if r.is_ok() {
+                            if let Some((table, sum)) = distance_tables[n as usize].take() {
+                                observer.start(crate::Phase::Distances, size);
+                                let v = held.verify_distances(n, &scores, &table);
+                                if v.is_proved() && proven {
+                                    if let Some(lock) = &lock {
+                                        record_distances(lock, n, &sum)?;
+                                    }
+                                }
+                                observer.distances_done(&v);
+                                report.distances.push(v);
+                            }
+                        }
                         if r.is_ok() && proven {
                             if let Some(lock) = &lock {
                                 record(lock, n, &checksum)?;

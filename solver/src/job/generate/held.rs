@@ -15,12 +15,12 @@ use super::{
 };
 use crate::dir::write::{write_table_parallel, DEFAULT_BATCH_BLOCKS};
 use crate::dir::TableDir;
+use crate::distance::{tier_distances, DistanceError, DISTANCE_BYTES_PER_POSITION, NO_DISTANCE};
 use crate::distributed::{
     solve_tier_local, write_table_distributed, Comm, LocalScores, LowerShare, PartitionConfig,
 };
 use crate::job::ranks::{agree, tier_batch};
 use crate::lower::slice::{cut_slices, TableSource, SLICE_ALIGN};
-use crate::distance::{tier_distances, DistanceError, DISTANCE_BYTES_PER_POSITION, NO_DISTANCE};
 use crate::lower::LowerTiers;
 use crate::memory::{
     exchange_memory, human_bytes, partition_memory, plan_tier, ExitPlan, TierPlan,
@@ -74,7 +74,11 @@ impl Solved {
 /// The distances of a tier just solved, on their way to its distance table.
 pub(super) enum Distances {
     /// Computed, not written yet: one byte per position, the longest, the seconds taken.
-    Held { bytes: Vec<u8>, max: u8, seconds: f64 },
+    Held {
+        bytes: Vec<u8>,
+        max: u8,
+        seconds: f64,
+    },
     /// Written, and recorded so in the manifest (on rank 0).
     Written(DistanceEntry),
     /// Not computed, for the reason given.

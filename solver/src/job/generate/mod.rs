@@ -382,7 +382,11 @@ pub fn generate(
         let writing = lock.as_ref().map(DirLock::writing);
         let written = agree(comm, held.write(comm, &table_dir, opts, tier, &solved))?;
         let distances = match distances {
-            Distances::Held { bytes, max, seconds } => {
+            Distances::Held {
+                bytes,
+                max,
+                seconds,
+            } => {
                 let file = write_distances_parallel(
                     &table_dir,
                     &opts.rules,
@@ -407,7 +411,9 @@ pub fn generate(
                 observer.advance(positions);
                 let threads = rayon::current_num_threads() * ranks;
                 record(&mut manifest, tier, &written, hist, &stats, start, threads);
-                if let (Distances::Written(d), Some(e)) = (&distances, manifest.tiers.get_mut(&tier)) {
+                if let (Distances::Written(d), Some(e)) =
+                    (&distances, manifest.tiers.get_mut(&tier))
+                {
                     e.distance = Some(d.clone());
                 }
                 manifest.save(dir)
