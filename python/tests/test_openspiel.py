@@ -158,3 +158,48 @@ def test_the_bot_defers_to_its_fallback_where_tables_end(abapa12):
     assert action in state.legal_actions() and bot.deferred == 1
     with pytest.raises(oware.MissingTierError):
         bridge.TablebaseBot(tb).step(state)
+
+
+def test_the_bot_converts_before_a_position_repeats(abapa12):
+    """The bot on both sides, from random positions with a nonzero score: the captures add
+    up to the tables' score, reaching a position of score 0 (or the end) before any
+    position repeats, where OpenSpiel's game would end."""
+    tb = oware.Tablebase(abapa12, rules="abapa")
+    game = pyspiel.load_game("oware(num_seeds_per_house=1)")
+    bot = bridge.TablebaseBot(tb)
+    rng = random.Random(33)
+    converted = 0
+    for _ in range(400):
+        state = game.new_initial_state()
+        for _ in range(rng.randrange(2, 12)):
+            if state.is_terminal():
+                break
+            state.apply_action(rng.choice(state.legal_actions()))
+        if state.is_terminal():
+            continue
+        start = bridge.position(state)
+        score = tb.score(start)
+        if score == 0:
+            continue
+        side = state.current_player()
+        gains = {0: 0, 1: 0}
+        seen = {(str(start), side)}
+        while not state.is_terminal():
+            p = bridge.position(state)
+            if tb.score(p) == 0:
+                break
+            mover = state.current_player()
+            before, _ = bridge.captured(state)
+            state.apply_action(bot.step(state))
+            if state.is_terminal():
+                break
+            _, after = bridge.captured(state)
+            gains[mover] += after - before
+            key = (str(bridge.position(state)), state.current_player())
+            assert key not in seen, f"{start}: {key[0]} repeats"
+            seen.add(key)
+        if not state.is_terminal():
+            assert gains[side] - gains[1 - side] == score, (str(start), score, gains)
+            converted += 1
+    assert bot.deferred == 0
+    assert converted > 100, converted

@@ -183,8 +183,8 @@ def test_several_directories_probe_as_one(awari12, tmp_path):
     odd.mkdir()
     shutil.copy(awari12 / "manifest.json", even / "manifest.json")
     for n in range(13):
-        name = f"tier-{n:02}.owt"
-        shutil.copy(awari12 / name, (even if n % 2 == 0 else odd) / name)
+        for name in [f"tier-{n:02}.owt", f"tier-{n:02}.owd"]:
+            shutil.copy(awari12 / name, (even if n % 2 == 0 else odd) / name)
     whole = oware.Tablebase(awari12)
     for tb in [oware.Tablebase(even, odd), oware.Tablebase([even, str(odd)])]:
         assert tb.rules == oware.Rules("awari")
@@ -242,3 +242,21 @@ def test_version_is_the_crate_version():
     cargo = (pathlib.Path(__file__).resolve().parents[2] / "Cargo.toml").read_text()
     version = re.search(r'^version = "([^"]+)"', cargo, re.M).group(1)
     assert oware.__version__ == version
+
+
+def test_distances_and_a_best_line_that_converts(abapa12):
+    tb = oware.Tablebase(abapa12)
+    p = "0 5 0 0 1 2 1 0 0 0 2 1"
+    assert tb.score(p) == 6
+    assert tb.distance(p) == 1
+    moves = tb.moves(p)
+    assert [m["distance"] for m in moves] == [1, 14, 30]
+    line = tb.best_line(p, 200)
+    total, sign = 0, 1
+    for m in line:
+        total += sign * m["captures"]
+        sign = -sign
+        if m["position"] is None or tb.score(m["position"]) == 0:
+            break
+    assert total == 6, line
+    assert tb.distance("0 0 0 0 0 0 0 0 0 0 0 0") is None
