@@ -6,8 +6,8 @@
 mod support;
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use oware_db::index::{IndexKind, TierIndex};
 use oware_db::manifest::Manifest;
@@ -328,7 +328,10 @@ fn tables_without_distances_order_moves_by_score_and_house_with_a_note() {
     assert_eq!(v["moves"][0]["distance"], 1);
     assert_eq!(v["moves"][1]["distance"], serde_json::Value::Null);
     let text = ok(&["probe", "--dir", ds, "0 5 0 0 1 2 1 0 0 0 2 1"]);
-    assert!(text.contains("note      tier 12 has no distance table"), "{text}");
+    assert!(
+        text.contains("note      tier 12 has no distance table"),
+        "{text}"
+    );
     // With distances, the same position's moves carry theirs.
     let with = tempfile::tempdir().unwrap();
     generate(with.path(), "abapa", &[]);
@@ -341,10 +344,11 @@ fn tables_without_distances_order_moves_by_score_and_house_with_a_note() {
     ]);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["distance"], 1);
-    assert!(v["moves"].as_array().unwrap().iter().all(|m| m["distance"].is_u64()));
+    assert!(v["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|m| m["distance"].is_u64()));
     let rules: Rules = "abapa".parse().unwrap();
-    assert_eq!(
-        Tablebase::open(with.path()).unwrap().rules(),
-        &rules
-    );
+    assert_eq!(Tablebase::open(with.path()).unwrap().rules(), &rules);
 }

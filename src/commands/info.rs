@@ -7,7 +7,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use oware_db::format::tier_of_file_name;
-use oware_db::manifest::{tier_path, Manifest, TierStats};
+use oware_db::format::Values;
+use oware_db::manifest::{distance_path, tier_path, Manifest, TierStats};
 use oware_db::table::Table;
 use serde_json::{json, Value};
 
@@ -104,7 +105,72 @@ fn tier_info(args: &Args, manifest: Option<&Manifest>, n: u8) -> TierInfo {
     row["compression_level"] = json!(t.compression_level());
     row["checksum"] = json!(t.checksum_hex());
     row["checksum_state"] = json!(state);
+    if let Some((d, good)) = distance_info(args, manifest, n) {
+        row["distances"] = d;
+        ok &= good;
+    }
     TierInfo { tier: n, row, ok }
+}
+
+/// The tier's distance table, if it has one (recorded or present): its file, size, bits per
+/// position, longest distance and checksum state; and whether it is sound.
+fn distance_info(args: &Args, manifest: Option<&Manifest>, n: u8) -> Option<(Value, bool)> {
+    let recorded = manifest
+        .and_then(|m| m.tiers.get(&n))
+        .and_then(|e| e.distance.as_ref());
+    let path = distance_path(&args.dir, manifest, n);
+    if recorded.is_none() && std::fs::symlink_metadata(&path).is_err() {
+        return None;
+    }
+    let file = path
+        .file_name()
+        .map_or_else(String::new, |f| f.to_string_lossy().into_owned());
+    let mut row = json!({ "file": file });
+    if let Some(d) = recorded {
+        row["max"] = json!(d.max);
+        row["seconds"] = json!(d.seconds);
+        row["verified"] = json!(d.verified.is_some());
+    }
+    let t = match Table::open(&path) {
+        Ok(t) if t.values() == Values::Distances && t.tier() == n => t,
+        Ok(t) => {
+            row["error"] = json!(format!(
+                "holds the {} of tier {}, not the distances of tier {n}",
+                t.values().name(),
+                t.tier()
+            ));
+            return Some((row, false));
+        }
+        Err(e) => {
+            row["error"] = json!(e.to_string());
+            return Some((row, false));
+        }
+    };
+    let mut ok = true;
+    let state = if args.quick {
+        "not checked".to_string()
+    } else {
+        match t.verify_checksum() {
+            Ok(_) => "ok".to_string(),
+            Err(e) => {
+                ok = false;
+                format!("BAD: {e}")
+            }
+        }
+    };
+    let state = match recorded {
+        Some(d) if d.checksum != t.checksum_hex() || d.file_size != t.file_size() => {
+            ok = false;
+            format!("{state}; differs from the manifest ({})", d.checksum)
+        }
+        None if manifest.is_some() => format!("{state}; not in the manifest"),
+        _ => state,
+    };
+    row["file_size"] = json!(t.file_size());
+    row["bits_per_position"] = json!(t.bits_per_entry());
+    row["checksum"] = json!(t.checksum_hex());
+    row["checksum_state"] = json!(state);
+    Some((row, ok))
 }
 
 fn stats_line(s: &TierStats) -> String {
@@ -202,6 +268,41 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 r["compression_level"].as_i64().unwrap_or(0),
                 r["checksum_state"].as_str().unwrap_or("")
             );
+        }
+        let distances: Vec<(u8, &Value)> = infos
+            .iter()
+            .filter_map(|i| i.row.get("distances").map(|d| (i.tier, d)))
+            .collect();
+        if distances.is_empty() {
+            println!("distances  none (generated with --no-distance)");
+        } else {
+            let bytes: u64 = distances
+                .iter()
+                .filter_map(|(_, d)| d["file_size"].as_u64())
+                .sum();
+            println!(
+                "distances  {} tables ({bytes} bytes): plies to the next capture or end",
+                distances.len()
+            );
+            println!(
+                "{:>4}  {:>14}  {:>8}  {:>7}  checksum",
+                "tier", "bytes", "bits/pos", "longest"
+            );
+            for (n, d) in distances {
+                if let Some(e) = d["error"].as_str() {
+                    println!("{n:>4}  distance table error: {e}");
+                    continue;
+                }
+                println!(
+                    "{n:>4}  {:>14}  {:>8.3}  {:>7}  {}",
+                    d["file_size"].as_u64().unwrap_or(0),
+                    d["bits_per_position"].as_f64().unwrap_or(0.0),
+                    d["max"]
+                        .as_u64()
+                        .map_or_else(|| "-".into(), |m| m.to_string()),
+                    d["checksum_state"].as_str().unwrap_or("")
+                );
+            }
         }
         for i in &infos {
             if let Some(s) = manifest
