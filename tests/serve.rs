@@ -9,7 +9,7 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use oware_db::{Position, Rules, Tablebase, HOUSES};
-use serde_json::Value;
+use serde_json::{json, Value};
 use support::{ok, oware};
 
 /// A running `oware serve`, stopped when dropped.
@@ -116,6 +116,7 @@ fn every_move_agrees_with_the_tablebase() {
         assert_eq!(v["rules"], "abapa");
         assert_eq!(v["seeds"], p.seeds());
         assert_eq!(v["score"], tb.score(&p).unwrap(), "{p}");
+        assert_eq!(v["distance"], json!(tb.distance(&p).unwrap()), "{p}");
         let want = tb.moves(&p).unwrap();
         // A finished game is flagged, its score the end score.
         let over = p.moves(&Rules::ABAPA).is_empty();
@@ -129,6 +130,7 @@ fn every_move_agrees_with_the_tablebase() {
             assert_eq!(g["house"], w.house, "{p}");
             assert_eq!(g["captures"], w.captured, "{p}");
             assert_eq!(g["score"], w.score, "{p}");
+            assert_eq!(g["distance"], json!(w.distance), "{p}");
             let child = w.child.map(|c| c.to_string());
             assert_eq!(g["position"].as_str(), child.as_deref(), "{p}");
             moves_checked += 1;

@@ -33,22 +33,22 @@ pub struct MoveScore {
     pub distance: Option<u16>,
 }
 
-impl MoveScore {
-    /// The order of moves, best first: higher score; among equal nonzero scores, the
-    /// shorter distance for a winning move and the longer for a losing one (a known distance
-    /// before an unknown one); then house order.
-    fn order(a: &MoveScore, b: &MoveScore) -> std::cmp::Ordering {
-        let by_distance = |x: &MoveScore, y: &MoveScore| match (x.distance, y.distance) {
-            (Some(dx), Some(dy)) if x.score > 0 => dx.cmp(&dy),
-            (Some(dx), Some(dy)) if x.score < 0 => dy.cmp(&dx),
-            (Some(_), None) if x.score != 0 => std::cmp::Ordering::Less,
-            (None, Some(_)) if x.score != 0 => std::cmp::Ordering::Greater,
-            _ => std::cmp::Ordering::Equal,
-        };
-        b.score
-            .cmp(&a.score)
-            .then_with(|| by_distance(a, b))
-            .then(a.house.cmp(&b.house))
+/// Orders moves best first: higher score; among moves of equal nonzero score that all have
+/// a distance, the shorter distance for a winning score and the longer for a losing one;
+/// otherwise (and among equal distances) house order.
+fn order_moves(moves: &mut [MoveScore]) {
+    moves.sort_by(|a, b| b.score.cmp(&a.score).then(a.house.cmp(&b.house)));
+    for group in moves.chunk_by_mut(|a, b| a.score == b.score) {
+        let s = group[0].score;
+        if s == 0 || group.iter().any(|m| m.distance.is_none()) {
+            continue;
+        }
+        // A stable sort: equal distances stay in house order.
+        if s > 0 {
+            group.sort_by_key(|m| m.distance);
+        } else {
+            group.sort_by_key(|m| std::cmp::Reverse(m.distance));
+        }
     }
 }
 
@@ -497,8 +497,8 @@ impl Tablebase {
     /// first: by score, then among moves of equal nonzero score by distance (the shortest
     /// for a winning move, the longest for a losing one: the choice that converts), then in
     /// house order. Empty if the game is over. Where distances cannot be had (a tier without
-    /// a distance table, one that cannot be read), the moves carry none and the order among
-    /// equal scores is house order, as without distances.
+    /// a distance table, one that cannot be read), those moves carry none, and moves of their
+    /// score come in house order, as without distances.
     ///
     /// # Errors
     /// As [`Tablebase::score`].
@@ -516,7 +516,7 @@ impl Tablebase {
                 distance: self.move_distance(&m.outcome),
             });
         }
-        out.sort_by(MoveScore::order);
+        order_moves(&mut out);
         Ok(out)
     }
 

@@ -11,10 +11,12 @@ use oware_solver::{
     TableDir, TierReport, LOCK_FILE, SCRATCH_DIR,
 };
 
-/// Reports nothing; when `fail_tier` is set, makes the write of that tier fail as on a full
-/// disk (its temporary file is made a link to `/dev/full` as its write begins).
+/// Reports nothing; when `fail_tier` is set, makes the write of that tier's table (or, with
+/// `fail_ext` `owd`, of its distance table) fail as on a full disk (its temporary file is
+/// made a link to `/dev/full` as the tier's writing begins).
 struct Observer {
     fail_tier: Option<u8>,
+    fail_ext: &'static str,
     dir: std::path::PathBuf,
     tier: AtomicU8,
 }
@@ -24,7 +26,9 @@ impl Progress for Observer {
         let tier = self.tier.load(Ordering::Relaxed);
         #[cfg(unix)]
         if phase == Phase::Write && self.fail_tier == Some(tier) {
-            let tmp = self.dir.join(format!("tier-{tier:02}.owt.tmp"));
+            let tmp = self
+                .dir
+                .join(format!("tier-{tier:02}.{}.tmp", self.fail_ext));
             std::os::unix::fs::symlink("/dev/full", tmp).unwrap();
         }
         #[cfg(not(unix))]
@@ -43,6 +47,7 @@ impl GenerateObserver for Observer {
 fn observer(dir: &Path, fail_tier: Option<u8>) -> Observer {
     Observer {
         fail_tier,
+        fail_ext: "owt",
         dir: dir.to_path_buf(),
         tier: AtomicU8::new(0),
     }
@@ -78,9 +83,12 @@ fn names(dir: &Path) -> Vec<String> {
     v
 }
 
-/// Only the lock file, the manifest and complete tables `0..=max`.
+/// Only the lock file, the manifest and complete tables `0..=max`, each with its distance
+/// table.
 fn only_complete_tiers(dir: &Path, max: u8) -> bool {
-    let mut expected: Vec<String> = (0..=max).map(|n| format!("tier-{n:02}.owt")).collect();
+    let mut expected: Vec<String> = (0..=max)
+        .flat_map(|n| [format!("tier-{n:02}.owt"), format!("tier-{n:02}.owd")])
+        .collect();
     expected.extend([LOCK_FILE.to_string(), "manifest.json".to_string()]);
     expected.sort();
     names(dir) == expected
@@ -129,6 +137,7 @@ fn a_dead_writers_leftovers_are_removed() {
     std::fs::write(dir.join(LOCK_FILE), "4000000\n").unwrap();
     std::fs::write(dir.join(SCRATCH_DIR).join("tier-00.scores"), b"junk").unwrap();
     std::fs::write(dir.join("tier-03.owt.tmp"), b"partial").unwrap();
+    std::fs::write(dir.join("tier-04.owd.tmp"), b"partial").unwrap();
     std::fs::write(dir.join("manifest.json.tmp"), b"{").unwrap();
     generate(&LocalComm, &options(&dir, 9), &observer(&dir, None)).unwrap();
     assert!(only_complete_tiers(&dir, 9), "{:?}", names(&dir));
@@ -149,4 +158,28 @@ fn a_failed_write_leaves_complete_tiers_only_and_the_rerun_matches() {
     generate(&LocalComm, &opts, &observer(&dir, None)).unwrap();
     assert!(only_complete_tiers(&dir, 10), "{:?}", names(&dir));
     assert!(tables(&dir, 10) == tables(&clean, 10));
+
+    // The same when the distance table's write fails, after the tier's own table is
+    // written: the tier is not recorded, and its table goes with the temporaries.
+    let dir = tmp.path().join("u");
+    let opts = options(&dir, 10);
+    let failing = Observer {
+        fail_ext: "owd",
+        ..observer(&dir, Some(8))
+    };
+    let err = generate(&LocalComm, &opts, &failing).unwrap_err();
+    assert!(err.to_string().contains("tier-08.owd.tmp"), "{err}");
+    let manifest = oware_db::manifest::Manifest::load(&dir).unwrap().unwrap();
+    assert_eq!(manifest.tiers.keys().copied().max(), Some(7));
+    generate(&LocalComm, &opts, &observer(&dir, None)).unwrap();
+    assert!(only_complete_tiers(&dir, 10), "{:?}", names(&dir));
+    assert!(tables(&dir, 10) == tables(&clean, 10));
+    for n in 0..=10 {
+        let name = format!("tier-{n:02}.owd");
+        assert_eq!(
+            std::fs::read(dir.join(&name)).unwrap(),
+            std::fs::read(clean.join(&name)).unwrap(),
+            "{name}"
+        );
+    }
 }

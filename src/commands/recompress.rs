@@ -1,13 +1,13 @@
 //! `oware recompress`: rewrite tables with another block compression or block size (e.g. zstd
 //! tables as ctx-huffman), into another directory, with a manifest.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
 use oware_db::format::Compression;
-use oware_db::manifest::{tier_path, Manifest, TierEntry};
+use oware_db::manifest::{tier_path, DistanceEntry, Manifest, TierEntry};
 use oware_db::table::Table;
 use oware_db::write::WriteOptions;
 use oware_solver::{write_table_parallel, TableDir, DEFAULT_BATCH_BLOCKS};
@@ -128,7 +128,12 @@ fn rewrite(args: &Args) -> anyhow::Result<ExitCode> {
         }
         // The new table may take up to one byte per position, plus its blocks' overhead.
         let blocks = table.len().div_ceil(u64::from(opts.block_entries.max(1)));
-        let needed = table.len() + blocks * 80 + (64 << 10);
+        let distance = source
+            .as_ref()
+            .and_then(|s| s.tiers.get(&n))
+            .and_then(|e| e.distance.clone());
+        let needed =
+            table.len() + blocks * 80 + (64 << 10) + distance.as_ref().map_or(0, |d| d.file_size);
         super::common::check_disk(n, needed, &args.out)?;
         let scores = oware_solver::read_table(&table)?;
         let read = t0.elapsed().as_secs_f64();
@@ -148,11 +153,16 @@ fn rewrite(args: &Args) -> anyhow::Result<ExitCode> {
             .as_ref()
             .and_then(|s| s.tiers.get(&n))
             .and_then(|e| e.stats.clone());
+        // The distance table (zstd whatever the scores' compression) is copied as it is.
+        let distance = match distance {
+            Some(d) => Some(copy_distances(&args.dir, &args.out, &d)?),
+            None => None,
+        };
         m.tiers.insert(
             n,
             TierEntry {
                 verified: None,
-                distance: None,
+                distance,
                 file: w.file.clone(),
                 entries: table.len(),
                 file_size: w.file_size,
@@ -174,4 +184,35 @@ fn rewrite(args: &Args) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Copies the distance table `d` of `from` into `to` (a temporary file renamed into place,
+/// its checksum verified against the manifest's), and returns its entry there, not verified.
+///
+/// # Errors
+/// The file cannot be read or written, or its checksum is not the manifest's.
+fn copy_distances(from: &Path, to: &Path, d: &DistanceEntry) -> anyhow::Result<DistanceEntry> {
+    let src = from.join(&d.file);
+    let dst = to.join(&d.file);
+    if src == dst {
+        return Ok(d.clone());
+    }
+    let sum = Table::open(&src)?.verify_checksum()?;
+    if sum != d.checksum {
+        bail!(
+            "{}: checksum {sum}, the manifest says {}",
+            src.display(),
+            d.checksum
+        );
+    }
+    let tmp = to.join(format!("{}.tmp", d.file));
+    std::fs::copy(&src, &tmp).with_context(|| format!("copying {}", src.display()))?;
+    std::fs::File::open(&tmp)
+        .and_then(|f| f.sync_all())
+        .with_context(|| format!("syncing {}", tmp.display()))?;
+    std::fs::rename(&tmp, &dst).with_context(|| format!("renaming {}", tmp.display()))?;
+    Ok(DistanceEntry {
+        verified: None,
+        ..d.clone()
+    })
 }

@@ -78,7 +78,7 @@ pub enum TierReport {
         /// The tier.
         tier: u8,
         /// What the solver counted.
-        stats: SolvedStats,
+        stats: Box<SolvedStats>,
         /// Seconds, solving and writing.
         seconds: f64,
         /// Its distance table.
@@ -426,7 +426,7 @@ pub fn generate(
         held.keep(comm, &table_dir, tier, solved, needed_later)?;
         let report = TierReport::Solved {
             tier,
-            stats,
+            stats: Box::new(stats),
             seconds,
             distances: distances.report(),
         };
