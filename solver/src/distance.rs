@@ -31,6 +31,7 @@ use oware_db::{Outcome, Position, Rules};
 use rayon::prelude::*;
 
 use crate::lower::LowerTiers;
+use crate::prefetch::prefetch;
 
 /// The distance of a position that has none (its score is 0): the byte a distance table
 /// stores for it.
@@ -44,6 +45,13 @@ pub const DISTANCE_BYTES_PER_POSITION: u64 = 3;
 
 /// Positions per parallel work item of the first sweep and of the rounds.
 const CHUNK: usize = 1 << 14;
+
+/// Positions of the first sweep whose moves' entries are prefetched together.
+const SUB: usize = 32;
+
+/// Positions of a round whose parents are gathered (and their entries prefetched) before
+/// any is decided.
+const BATCH: usize = 16;
 
 /// Why distances could not be computed.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -135,26 +143,67 @@ pub fn tier_distances(
         set[i / 64].fetch_or(1 << (i % 64), Ordering::Relaxed);
     };
 
-    // 1. The first sweep: distances 0 and 1, and the open counts.
+    // 1. The first sweep: distances 0 and 1, and the open counts. Positions go by groups of
+    // `SUB`: the entries their moves read are gathered and prefetched first, then read.
     dist.par_chunks(CHUNK)
         .zip(open.par_chunks(CHUNK))
         .enumerate()
-        .for_each(|(c, (dist, open))| {
-            let start = c * CHUNK;
-            let cursor = index.cursor(start as u64, (start + dist.len()) as u64);
-            for (k, p) in cursor.enumerate() {
-                let s = scores[start + k];
-                if s == 0 {
-                    continue;
+        .for_each_init(
+            || (Vec::with_capacity(SUB * 6), Vec::with_capacity(SUB * 6)),
+            |(inside, captures), (c, (dist, open))| {
+                let start = c * CHUNK;
+                let mut cursor = index.cursor(start as u64, (start + dist.len()) as u64);
+                for (g, group) in dist.chunks(SUB).enumerate() {
+                    let first = g * SUB;
+                    let mut slots = [FirstMoves::default(); SUB];
+                    inside.clear();
+                    captures.clear();
+                    for (slot, state) in slots.iter_mut().enumerate().take(group.len()) {
+                        let p = cursor.next().unwrap_or_default();
+                        let s = scores[start + first + slot];
+                        if s == 0 {
+                            continue;
+                        }
+                        state.any = p.for_each_move(rules, |m| match m.outcome {
+                            Outcome::Continue { child, captured: 0 } => {
+                                let i = index.rank_unchecked(&child) as usize;
+                                prefetch(&scores[i]);
+                                inside.push((slot, i));
+                            }
+                            Outcome::Continue { child, captured } => {
+                                let entry = lower.entry_of_child(&child);
+                                prefetch(entry);
+                                captures.push((slot, entry, captured as i8));
+                            }
+                            Outcome::End { score } => state.keeping_exit |= score == s,
+                        });
+                    }
+                    for &(slot, i) in inside.iter() {
+                        if -scores[i] == scores[start + first + slot] {
+                            slots[slot].keeping_inside += 1;
+                        }
+                    }
+                    for &(slot, entry, captured) in captures.iter() {
+                        if captured - *entry == scores[start + first + slot] {
+                            slots[slot].keeping_exit = true;
+                        }
+                    }
+                    for (slot, state) in slots.iter().enumerate().take(group.len()) {
+                        let k = first + slot;
+                        let s = scores[start + k];
+                        if s == 0 {
+                            continue;
+                        }
+                        let (d, count) = state.first_distance(s);
+                        open[k].store(count, Ordering::Relaxed);
+                        if let Some(d) = d {
+                            dist[k].store(d, Ordering::Relaxed);
+                            mark(if d == 0 { &current } else { &next }, start + k);
+                        }
+                    }
                 }
-                let (d, count) = first_distance(rules, &index, scores, lower, &p, s);
-                open[k].store(count, Ordering::Relaxed);
-                if let Some(d) = d {
-                    dist[k].store(d, Ordering::Relaxed);
-                    mark(if d == 0 { &current } else { &next }, start + k);
-                }
-            }
-        });
+            },
+        );
 
     // 2. The rounds.
     let mut r: u8 = 0;
@@ -171,8 +220,42 @@ pub fn tier_distances(
             break;
         }
         current.par_chunks(CHUNK / 64).enumerate().for_each_init(
-            || index.unranker(),
-            |unranker, (c, part)| {
+            || (index.unranker(), Vec::with_capacity(BATCH * 16)),
+            |(unranker, parents), (c, part)| {
+                // The parents of a batch of positions are gathered first, their entries
+                // prefetched, then decided: the reads of a batch overlap.
+                let decide = |parents: &mut Vec<(usize, i8)>| {
+                    for &(i, t) in parents.iter() {
+                        // The move from the parent keeps its score when it is worth `−t`.
+                        if scores[i] != -t {
+                            continue;
+                        }
+                        let decided = if t < 0 {
+                            // A favoured parent: the first child decided is the nearest.
+                            dist[i]
+                                .compare_exchange(
+                                    NO_DISTANCE,
+                                    r + 1,
+                                    Ordering::Relaxed,
+                                    Ordering::Relaxed,
+                                )
+                                .is_ok()
+                        } else {
+                            // A disfavoured parent: decided with its last keeping child.
+                            let left = open[i].fetch_sub(1, Ordering::Relaxed);
+                            debug_assert!(left > 0);
+                            if left == 1 {
+                                dist[i].store(r + 1, Ordering::Relaxed);
+                            }
+                            left == 1
+                        };
+                        if decided {
+                            mark(&next, i);
+                        }
+                    }
+                    parents.clear();
+                };
+                let mut in_batch = 0;
                 for (w, word) in part.iter().enumerate() {
                     let mut bits = word.load(Ordering::Relaxed);
                     while bits != 0 {
@@ -182,35 +265,22 @@ pub fn tier_distances(
                         let t = scores[j];
                         p.unmoves_reachable(rules, |q, _house| {
                             let i = index.rank_unchecked(&q) as usize;
-                            // The move from `q` keeps its score when it is worth `−t`.
-                            if scores[i] != -t {
-                                return;
-                            }
-                            let decided = if t < 0 {
-                                // A favoured parent: the first child decided is the nearest.
-                                dist[i]
-                                    .compare_exchange(
-                                        NO_DISTANCE,
-                                        r + 1,
-                                        Ordering::Relaxed,
-                                        Ordering::Relaxed,
-                                    )
-                                    .is_ok()
+                            prefetch(&scores[i]);
+                            if t < 0 {
+                                prefetch(&dist[i]);
                             } else {
-                                // A disfavoured parent: decided with its last keeping child.
-                                let left = open[i].fetch_sub(1, Ordering::Relaxed);
-                                debug_assert!(left > 0);
-                                if left == 1 {
-                                    dist[i].store(r + 1, Ordering::Relaxed);
-                                }
-                                left == 1
-                            };
-                            if decided {
-                                mark(&next, i);
+                                prefetch(&open[i]);
                             }
+                            parents.push((i, t));
                         });
+                        in_batch += 1;
+                        if in_batch == BATCH {
+                            decide(parents);
+                            in_batch = 0;
+                        }
                     }
                 }
+                decide(parents);
             },
         );
         if next.par_iter().all(|w| w.load(Ordering::Relaxed) == 0) {
@@ -372,41 +442,31 @@ fn expected_distance(
     best.map(|b| b + 1)
 }
 
-/// A nonzero position's distance when its moves alone decide it (0 with no legal move,
-/// 1 for a favoured position with a keeping exit or a disfavoured one whose keeping moves
-/// all leave the tier), and, for a disfavoured position, how many of its keeping moves stay
-/// in the tier.
-fn first_distance(
-    rules: &Rules,
-    index: &TierIndex,
-    scores: &[i8],
-    lower: &LowerTiers,
-    p: &Position,
-    s: i8,
-) -> (Option<u8>, u8) {
-    let mut keeping_exit = false;
-    let mut keeping_inside = 0u8;
-    let any = p.for_each_move(rules, |m| match m.outcome {
-        Outcome::Continue { child, captured: 0 } => {
-            if -scores[index.rank_unchecked(&child) as usize] == s {
-                keeping_inside += 1;
-            }
+/// What the first sweep learns of a position's moves.
+#[derive(Clone, Copy, Default)]
+struct FirstMoves {
+    /// It has a legal move.
+    any: bool,
+    /// A move that leaves the tier keeps its score.
+    keeping_exit: bool,
+    /// Moves that stay in the tier and keep its score.
+    keeping_inside: u8,
+}
+
+impl FirstMoves {
+    /// A nonzero position's distance when its moves alone decide it (0 with no legal move,
+    /// 1 for a favoured position with a keeping exit or a disfavoured one whose keeping
+    /// moves all leave the tier), and, for a disfavoured position, how many of its keeping
+    /// moves stay in the tier.
+    fn first_distance(&self, s: i8) -> (Option<u8>, u8) {
+        if !self.any {
+            (Some(0), 0)
+        } else if s > 0 {
+            (self.keeping_exit.then_some(1), 0)
+        } else if self.keeping_inside == 0 {
+            (Some(1), 0)
+        } else {
+            (None, self.keeping_inside)
         }
-        Outcome::Continue { child, captured } => {
-            if captured as i8 - *lower.entry_of_child(&child) == s {
-                keeping_exit = true;
-            }
-        }
-        Outcome::End { score } => keeping_exit |= score == s,
-    });
-    if !any {
-        return (Some(0), 0);
-    }
-    if s > 0 {
-        (keeping_exit.then_some(1), 0)
-    } else if keeping_inside == 0 {
-        (Some(1), 0)
-    } else {
-        (None, keeping_inside)
     }
 }
