@@ -447,16 +447,23 @@ impl Tablebase {
         Ok(best)
     }
 
-    /// The distance of the move `o` of a position (see [`MoveScore::distance`]): 1 for an
-    /// exit, one more than the child's for a move that stays in the tier; `None` for a child
-    /// scored 0 or whose distance cannot be had.
-    fn move_distance(&self, o: &Outcome) -> Option<u16> {
-        match *o {
-            Outcome::Continue { child, captured: 0 } => {
-                self.distance(&child).ok().flatten().map(|d| d + 1)
-            }
-            _ => Some(1),
-        }
+    /// The stored distance of `p`, a position the index holds, whose score `s` is known
+    /// and nonzero: its distance table's entry, without the search [`Tablebase::distance`]
+    /// makes for a position the index does not hold.
+    fn stored_distance(&self, p: &Position, s: i8) -> Result<u16, Error> {
+        let n = p.seeds();
+        let t = self.distance_table(n)?;
+        let Some(i) = TierIndex::new(n, t.kind()).rank(p) else {
+            return self
+                .distance(p)?
+                .ok_or_else(|| Error::InvalidState(format!("{p} scores {s} but has no distance")));
+        };
+        t.get_distance(i)?.ok_or_else(|| Error::BadDistance {
+            path: t.path().to_path_buf(),
+            index: i,
+            stored: "no distance".into(),
+            score: s,
+        })
     }
 
     /// The exact score of `p` for the mover (see `docs/RULES.md` in the repository).
@@ -505,15 +512,26 @@ impl Tablebase {
     pub fn moves(&self, p: &Position) -> Result<Vec<MoveScore>, Error> {
         let mut out = Vec::with_capacity(6);
         for m in p.moves(&self.rules).iter() {
+            let (score, child, distance) = match m.outcome {
+                Outcome::Continue { child, captured } => {
+                    let s = self.score(&child)?;
+                    // 1 for a capture; one more than the child's for a quiet move (a child
+                    // scored 0 has none, and one whose distance cannot be read gives none).
+                    let distance = match (captured, s) {
+                        (0, 0) => None,
+                        (0, s) => self.stored_distance(&child, s).ok().map(|d| d + 1),
+                        _ => Some(1),
+                    };
+                    (captured as i8 - s, Some(child), distance)
+                }
+                Outcome::End { score } => (score, None, Some(1)),
+            };
             out.push(MoveScore {
                 house: m.house,
                 captured: m.captured,
-                score: self.move_value(&m.outcome)?,
-                child: match m.outcome {
-                    Outcome::Continue { child, .. } => Some(child),
-                    Outcome::End { .. } => None,
-                },
-                distance: self.move_distance(&m.outcome),
+                score,
+                child,
+                distance,
             });
         }
         order_moves(&mut out);
