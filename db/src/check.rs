@@ -175,23 +175,30 @@ pub fn check_table_file(
     rules: &Rules,
     entry: Option<&TierEntry>,
 ) -> Result<CheckedTable, CheckError> {
+    let table = open_values(path, n, Values::Scores, entry.is_some())?;
+    check_table(table, n, rules, entry)
+}
+
+/// Opens the table file `path` of tier `n`, which must hold `values`: [`CheckError::Missing`]
+/// when there is no file (`recorded`: the manifest records it), [`CheckError::WrongValues`].
+fn open_values(path: &Path, n: u8, values: Values, recorded: bool) -> Result<Table, CheckError> {
     // A symbolic link that leads nowhere (dangling, or a loop) is not a missing tier:
     // opening it names what is wrong.
     if std::fs::symlink_metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
         return Err(CheckError::Missing {
             tier: n,
             path: path.to_path_buf(),
-            recorded: entry.is_some(),
+            recorded,
         });
     }
     let table = Table::open(path)?;
-    if table.values() != Values::Scores {
+    if table.values() != values {
         return Err(CheckError::WrongValues {
             found: table.values(),
-            expected: Values::Scores,
+            expected: values,
         });
     }
-    check_table(table, n, rules, entry)
+    Ok(table)
 }
 
 /// The plain checks of the distance table `path` of tier `n` under `rules`, as the
@@ -208,20 +215,7 @@ pub fn check_distance_file(
     rules: &Rules,
     entry: Option<&DistanceEntry>,
 ) -> Result<CheckedTable, CheckError> {
-    if std::fs::symlink_metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
-        return Err(CheckError::Missing {
-            tier: n,
-            path: path.to_path_buf(),
-            recorded: entry.is_some(),
-        });
-    }
-    let table = Table::open(path)?;
-    if table.values() != Values::Distances {
-        return Err(CheckError::WrongValues {
-            found: table.values(),
-            expected: Values::Distances,
-        });
-    }
+    let table = open_values(path, n, Values::Distances, entry.is_some())?;
     // The checks of a score table, against an entry that says what the manifest records of
     // the distance table.
     let as_tier = entry.map(|d| TierEntry {

@@ -258,25 +258,10 @@ impl Tablebase {
         }
         let (dir, manifest) = self.source(n);
         let path = manifest::tier_path(dir, manifest.as_ref(), n);
-        // A symbolic link that leads nowhere (dangling, or a loop) is not a missing tier:
-        // opening it names what is wrong.
-        if std::fs::symlink_metadata(&path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
-        {
-            return Err(Error::MissingTier { tier: n, path });
-        }
-        let t = Table::open(&path)?;
-        if t.rules() != self.rules {
-            return Err(Error::RulesMismatch {
-                table: t.rules(),
-                asked: self.rules,
-            });
-        }
-        if t.tier() != n {
-            return Err(Error::BadHeader {
-                path,
-                detail: format!("holds tier {}, expected {n}", t.tier()),
-            });
-        }
+        let t = self.open_checked(path, n, Values::Scores, |path| Error::MissingTier {
+            tier: n,
+            path,
+        })?;
         if let Some(e) = manifest.as_ref().and_then(|m| m.tiers.get(&n)) {
             if e.entries != t.len() || e.file_size != t.file_size() {
                 return Err(Error::Manifest {
@@ -293,6 +278,48 @@ impl Tablebase {
         }
         // Another thread may have opened it meanwhile; either copy is good.
         Ok(cell.get_or_init(|| t))
+    }
+
+    /// Opens `path` as the table of `values` of tier `n`: `missing(path)` when there is no
+    /// file (a symbolic link that leads nowhere, dangling or a loop, is not missing: opening
+    /// it names what is wrong), [`Error::RulesMismatch`] for other rules, [`Error::BadHeader`]
+    /// when it holds another tier or other values.
+    fn open_checked(
+        &self,
+        path: PathBuf,
+        n: u8,
+        values: Values,
+        missing: impl FnOnce(PathBuf) -> Error,
+    ) -> Result<Table, Error> {
+        if std::fs::symlink_metadata(&path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+        {
+            return Err(missing(path));
+        }
+        let t = Table::open(&path)?;
+        if t.rules() != self.rules {
+            return Err(Error::RulesMismatch {
+                table: t.rules(),
+                asked: self.rules,
+            });
+        }
+        if t.values() != values {
+            return Err(Error::BadHeader {
+                path,
+                detail: format!(
+                    "holds the {} of tier {}, expected the {} of tier {n}",
+                    t.values().name(),
+                    t.tier(),
+                    values.name()
+                ),
+            });
+        }
+        if t.tier() != n {
+            return Err(Error::BadHeader {
+                path,
+                detail: format!("holds tier {}, expected {n}", t.tier()),
+            });
+        }
+        Ok(t)
     }
 
     /// The score stored for a position the index holds, or `None` if it holds no entry for
@@ -334,27 +361,9 @@ impl Tablebase {
         }
         let (dir, manifest) = self.source(n);
         let path = manifest::distance_path(dir, manifest.as_ref(), n);
-        if std::fs::symlink_metadata(&path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
-        {
-            return Err(Error::MissingDistances { tier: n, path });
-        }
-        let t = Table::open(&path)?;
-        if t.rules() != self.rules {
-            return Err(Error::RulesMismatch {
-                table: t.rules(),
-                asked: self.rules,
-            });
-        }
-        if t.tier() != n || t.values() != Values::Distances {
-            return Err(Error::BadHeader {
-                path,
-                detail: format!(
-                    "holds the {} of tier {}, expected the distances of tier {n}",
-                    t.values().name(),
-                    t.tier()
-                ),
-            });
-        }
+        let t = self.open_checked(path.clone(), n, Values::Distances, |path| {
+            Error::MissingDistances { tier: n, path }
+        })?;
         let scores = self.table(n)?;
         if t.len() != scores.len() || t.kind() != scores.kind() {
             return Err(Error::BadHeader {

@@ -54,18 +54,7 @@ fn tier_info(args: &Args, manifest: Option<&Manifest>, n: u8) -> TierInfo {
             };
         }
     };
-    let mut ok = true;
-    let state = if args.quick {
-        "not checked".to_string()
-    } else {
-        match t.verify_checksum() {
-            Ok(_) => "ok".to_string(),
-            Err(e) => {
-                ok = false;
-                format!("BAD: {e}")
-            }
-        }
-    };
+    let (state, mut ok) = checksum_state(args, &t);
     let state = match entry {
         Some(e) if e.checksum != t.checksum_hex() => {
             ok = false;
@@ -112,6 +101,18 @@ fn tier_info(args: &Args, manifest: Option<&Manifest>, n: u8) -> TierInfo {
     TierInfo { tier: n, row, ok }
 }
 
+/// The checksum state of `t`: `not checked` with `--quick`, else `ok` or `BAD: …` after
+/// hashing the file; and whether it is sound.
+fn checksum_state(args: &Args, t: &Table) -> (String, bool) {
+    if args.quick {
+        return ("not checked".to_string(), true);
+    }
+    match t.verify_checksum() {
+        Ok(_) => ("ok".to_string(), true),
+        Err(e) => (format!("BAD: {e}"), false),
+    }
+}
+
 /// The tier's distance table, if it has one (recorded or present): its file, size, bits per
 /// position, longest distance and checksum state; and whether it is sound.
 fn distance_info(args: &Args, manifest: Option<&Manifest>, n: u8) -> Option<(Value, bool)> {
@@ -146,18 +147,7 @@ fn distance_info(args: &Args, manifest: Option<&Manifest>, n: u8) -> Option<(Val
             return Some((row, false));
         }
     };
-    let mut ok = true;
-    let state = if args.quick {
-        "not checked".to_string()
-    } else {
-        match t.verify_checksum() {
-            Ok(_) => "ok".to_string(),
-            Err(e) => {
-                ok = false;
-                format!("BAD: {e}")
-            }
-        }
-    };
+    let (state, mut ok) = checksum_state(args, &t);
     let state = match recorded {
         Some(d) if d.checksum != t.checksum_hex() || d.file_size != t.file_size() => {
             ok = false;

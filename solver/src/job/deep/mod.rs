@@ -261,29 +261,9 @@ pub trait VerifyObserver: Progress + CheckObserver {
     }
 }
 
-/// Records in the manifest of the directory that `lock` holds that the distance table of
-/// tier `n` was proved with checksum `checksum`.
-fn record_distances(lock: &DirLock, n: u8, checksum: &str) -> Result<(), VerifyError> {
-    let _writing = lock.writing();
-    if lock.is_cancelled() {
-        return Ok(());
-    }
-    let dir = lock.dir();
-    let Some(mut m) = Manifest::load(dir)? else {
-        return Ok(());
-    };
-    if let Some(d) = m.tiers.get_mut(&n).and_then(|e| e.distance.as_mut()) {
-        if d.checksum == checksum {
-            d.verified = Some(checksum.to_string());
-            m.save(dir)?;
-        }
-    }
-    Ok(())
-}
-
-/// Records in the manifest of the directory that `lock` holds that tier `n` was re-proved
-/// with checksum `checksum`.
-fn record(lock: &DirLock, n: u8, checksum: &str) -> Result<(), VerifyError> {
+/// Records in the manifest of the directory that `lock` holds that tier `n`'s table (or,
+/// with `distances`, its distance table) was proved with checksum `checksum`.
+fn record(lock: &DirLock, n: u8, checksum: &str, distances: bool) -> Result<(), VerifyError> {
     // The manifest's temporary, out of a cancellation's cleanup's way; nothing is recorded
     // once cancelled.
     let _writing = lock.writing();
@@ -294,9 +274,16 @@ fn record(lock: &DirLock, n: u8, checksum: &str) -> Result<(), VerifyError> {
     let Some(mut m) = Manifest::load(dir)? else {
         return Ok(());
     };
-    if let Some(e) = m.tiers.get_mut(&n) {
-        if e.checksum == checksum {
-            e.verified = Some(checksum.to_string());
+    let entry = m.tiers.get_mut(&n).and_then(|e| {
+        if distances {
+            e.distance.as_mut().map(|d| (&d.checksum, &mut d.verified))
+        } else {
+            Some((&e.checksum, &mut e.verified))
+        }
+    });
+    if let Some((sum, verified)) = entry {
+        if sum == checksum {
+            *verified = Some(checksum.to_string());
             m.save(dir)?;
         }
     }
@@ -445,7 +432,7 @@ pub fn verify_deep(
                                 let v = held.verify_distances(n, &scores, &table);
                                 if v.is_proved() && proven {
                                     if let Some(lock) = &lock {
-                                        record_distances(lock, n, &sum)?;
+                                        record(lock, n, &sum, true)?;
                                     }
                                 }
                                 observer.distances_done(&v);
@@ -454,7 +441,7 @@ pub fn verify_deep(
                         }
                         if r.is_ok() && proven {
                             if let Some(lock) = &lock {
-                                record(lock, n, &checksum)?;
+                                record(lock, n, &checksum, false)?;
                                 report.recorded.push(n);
                             }
                         } else if r.is_ok() && report.not_recorded.is_none() {
