@@ -171,6 +171,7 @@ fn a_failed_write_leaves_complete_tiers_only_and_the_rerun_matches() {
     assert!(err.to_string().contains("tier-08.owd.tmp"), "{err}");
     let manifest = oware_db::manifest::Manifest::load(&dir).unwrap().unwrap();
     assert_eq!(manifest.tiers.keys().copied().max(), Some(7));
+    assert!(only_complete_tiers(&dir, 7), "{:?}", names(&dir));
     generate(&LocalComm, &opts, &observer(&dir, None)).unwrap();
     assert!(only_complete_tiers(&dir, 10), "{:?}", names(&dir));
     assert!(tables(&dir, 10) == tables(&clean, 10));

@@ -381,6 +381,12 @@ pub fn generate(
         // The table's and the manifest's temporaries, out of an interrupt's way.
         let writing = lock.as_ref().map(DirLock::writing);
         let written = agree(comm, held.write(comm, &table_dir, opts, tier, &solved))?;
+        // Until the manifest records the tier, its tables in place are not complete tiers: a
+        // failure (or an interrupt) before that removes them.
+        let mut unrecorded = Unrecorded(Vec::new());
+        if let Some(w) = &written {
+            unrecorded.0.push(table_dir.path().join(&w.file));
+        }
         let distances = match distances {
             Distances::Held {
                 bytes,
@@ -395,6 +401,7 @@ pub fn generate(
                     &bytes,
                     DEFAULT_BATCH_BLOCKS,
                 )?;
+                unrecorded.0.push(table_dir.path().join(&file.file));
                 Distances::Written(DistanceEntry {
                     file: file.file,
                     file_size: file.file_size,
@@ -421,6 +428,7 @@ pub fn generate(
             _ => Ok(()),
         };
         agree(comm, saved)?;
+        unrecorded.0.clear();
         drop(writing);
         let seconds = start.elapsed().as_secs_f64();
         held.keep(comm, &table_dir, tier, solved, needed_later)?;
@@ -503,6 +511,18 @@ fn last_readers(
                 .find(|&m| !complete[m as usize] && held(m) && rules.capture_window(m).contains(&t))
         })
         .collect()
+}
+
+/// Tables renamed into place whose tier the manifest does not record yet: removed when
+/// dropped non-empty (the write that follows them failed).
+struct Unrecorded(Vec<PathBuf>);
+
+impl Drop for Unrecorded {
+    fn drop(&mut self) {
+        for path in &self.0 {
+            let _ = std::fs::remove_file(path);
+        }
+    }
 }
 
 /// Removes, when dropped armed, this rank's scratch and (on the rank holding the lock) the
