@@ -23,7 +23,8 @@ pub fn ok(args: &[&str]) -> String {
     let out = run(args);
     assert!(
         out.status.success(),
-        "oware {args:?} failed:\n{}",
+        "oware {args:?} failed:\n{}\n{}",
+        text(&out.stdout),
         text(&out.stderr)
     );
     text(&out.stdout)
