@@ -15,6 +15,7 @@ use thiserror::Error;
 use crate::format::{tier_of_file_name, Values};
 use crate::index::{tier_size, IndexKind};
 use crate::manifest::{distance_path, tier_path, DistanceEntry, Manifest, TierEntry};
+use crate::romein;
 use crate::rules::Rules;
 use crate::table::Table;
 
@@ -139,7 +140,7 @@ impl TierCheck {
 }
 
 /// The tiers a directory should hold: those of the manifest, those with a `tier-NN.owt`
-/// file, and every tier below the highest of them (a gap is a missing tier).
+/// file (or a `scores.N` file of the Romein-Bal databases), and every tier below the highest of them (a gap is a missing tier).
 ///
 /// # Errors
 /// The directory cannot be read.
@@ -150,7 +151,7 @@ pub fn expected_tiers(dir: &Path, manifest: Option<&Manifest>) -> io::Result<Vec
     for e in std::fs::read_dir(dir)? {
         let name = e?.file_name();
         let name = name.to_string_lossy();
-        if let Some(n) = tier_of_file_name(&name) {
+        if let Some(n) = tier_of_file_name(&name).or_else(|| romein::tier_of_file_name(&name)) {
             tiers.insert(n);
         }
     }
@@ -271,6 +272,10 @@ pub fn check_table(
     // The hash read the whole file: its pages leave the resident set until read again.
     table.release_pages();
     let Some(entry) = entry else {
+        // A Romein-Bal file is complete without a record: it has a length and no more.
+        if table.romein().is_some() {
+            return Ok(CheckedTable { table, checksum });
+        }
         return Err(CheckError::NotInManifest);
     };
     if entry.checksum != checksum {

@@ -134,6 +134,32 @@ pub enum Error {
         /// The stored value.
         value: i8,
     },
+    /// A Romein-Bal file (`scores.N`) whose length is not one byte per position of its tier.
+    #[error(
+        "{path}: {size} bytes; a Romein-Bal file of tier {tier} has {expected}, one per position"
+    )]
+    RomeinSize {
+        /// The file.
+        path: PathBuf,
+        /// Its tier.
+        tier: u8,
+        /// Its length.
+        size: u64,
+        /// The positions of the tier.
+        expected: u64,
+    },
+    /// A byte of a Romein-Bal file outside `-n..=n` for its tier `n`.
+    #[error("{path}: the byte at offset {offset} holds {value}, outside -{tier}..={tier}")]
+    RomeinScore {
+        /// The file.
+        path: PathBuf,
+        /// Its tier.
+        tier: u8,
+        /// The offset of the byte (the position's Goedel number).
+        offset: u64,
+        /// The byte, signed.
+        value: i8,
+    },
     /// An entry number at or past the end of the table.
     #[error("entry {index} is out of range: the table holds {len} entries")]
     IndexOutOfRange {

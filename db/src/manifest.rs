@@ -11,9 +11,10 @@ use std::path::{Component, Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
-use crate::format::{self, tier_file_name};
+use crate::format::{self, tier_file_name, tier_of_file_name};
 use crate::index::{tier_size, IndexKind};
 use crate::position::MAX_SEEDS;
+use crate::romein;
 use crate::rules::Rules;
 use crate::table::Table;
 
@@ -277,24 +278,52 @@ pub fn distance_path(dir: &Path, manifest: Option<&Manifest>, n: u8) -> PathBuf 
     }
 }
 
-/// The file of tier `n` in `dir`: the name `manifest` records for it, or `tier-NN.owt`
-/// ([`format::tier_file_name`]) if it records none or there is no manifest. Every reader of
-/// a directory finds its tables here.
+/// The file of tier `n` in `dir`: the name `manifest` records for it, or else `tier-NN.owt`
+/// ([`format::tier_file_name`]), or else, in a directory of the Romein-Bal databases (one
+/// holding `scores.N` files), `scores.N` ([`romein::file_name`]). Every reader of a
+/// directory finds its tables here.
 pub fn tier_path(dir: &Path, manifest: Option<&Manifest>, n: u8) -> PathBuf {
-    match manifest.and_then(|m| m.tiers.get(&n)) {
-        Some(e) => dir.join(&e.file),
-        None => dir.join(tier_file_name(n)),
+    if let Some(e) = manifest.and_then(|m| m.tiers.get(&n)) {
+        return dir.join(&e.file);
     }
+    let ours = dir.join(tier_file_name(n));
+    let present = |p: &Path| std::fs::symlink_metadata(p).is_ok();
+    if present(&ours) {
+        return ours;
+    }
+    let theirs = dir.join(romein::file_name(n));
+    if present(&theirs) || holds_romein_files(dir) {
+        return theirs;
+    }
+    ours
+}
+
+/// Whether `dir` holds a file of the Romein-Bal databases (`scores.N`) and no table of this
+/// crate's format (`tier-NN.owt`).
+pub fn holds_romein_files(dir: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    let mut romein = false;
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if tier_of_file_name(&name).is_some() {
+            return false;
+        }
+        romein |= romein::tier_of_file_name(&name).is_some();
+    }
+    romein
 }
 
 /// The rules of the tables in `dir`: the manifest's if there is one, or else those of the
-/// lowest tier whose table file (`tier-NN.owt`) opens; `None` for a directory without
-/// either.
+/// lowest tier whose table file ([`tier_path`]: `tier-NN.owt`, or `scores.N`, whose rules
+/// are `awari`) opens; `None` for a directory without either.
 pub fn tables_rules(dir: &Path, manifest: Option<&Manifest>) -> Option<Rules> {
     match manifest {
         Some(m) => Some(m.rules),
         None => (0..=MAX_SEEDS)
-            .map(|n| dir.join(tier_file_name(n)))
+            .map(|n| tier_path(dir, None, n))
             .filter(|p| p.is_file())
             .find_map(|p| Table::open(&p).ok().map(|t| t.rules())),
     }

@@ -8,8 +8,50 @@
 //! that order; a file of tier `N` is [`RomeinOrder::size`] bytes long, `C(N+11, 11) −
 //! C(N+5, 11)`.
 
+use std::sync::OnceLock;
+
 use crate::index::binomial;
 use crate::position::{Position, HOUSES, MAX_SEEDS};
+
+/// The file of tier `n` in a Romein-Bal database: `scores.N`.
+pub fn file_name(n: u8) -> String {
+    format!("scores.{n}")
+}
+
+/// The tier of the Romein-Bal file named `name` (the inverse of [`file_name`]), or `None`
+/// for any other name.
+pub fn tier_of_file_name(name: &str) -> Option<u8> {
+    let n = name.strip_prefix("scores.")?.parse::<u8>().ok()?;
+    (n <= MAX_SEEDS && file_name(n) == name).then_some(n)
+}
+
+/// Seeds a digit may hold: 0..=48.
+const COUNTS: usize = MAX_SEEDS as usize + 1;
+
+/// The rank's table: at `((k · 2 + zero) · COUNTS + r) · COUNTS + a`, the Goedel numbers
+/// that digit `k` holding fewer than `a` seeds skips, with `r` seeds left for digits `k..`
+/// and `zero` telling whether an opponent house among the digits before `k` is empty.
+fn skipped() -> &'static [u64] {
+    static TABLE: OnceLock<Vec<u64>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut t = vec![0u64; HOUSES * 2 * COUNTS * COUNTS];
+        for k in 0..HOUSES {
+            for zero in [false, true] {
+                for r in 0..COUNTS {
+                    let row = ((k * 2 + usize::from(zero)) * COUNTS + r) * COUNTS;
+                    let mut sum = 0u64;
+                    for a in 0..COUNTS {
+                        t[row + a] = sum;
+                        if a <= r {
+                            sum += completions(k, r - a, zero || (k < 6 && a == 0));
+                        }
+                    }
+                }
+            }
+        }
+        t
+    })
+}
 
 /// The Romein-Bal order of one tier.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,18 +119,27 @@ impl RomeinOrder {
         if p.seeds() != self.n || h[6..].iter().all(|&c| c > 0) {
             return None;
         }
+        Some(Self::rank_houses(&h))
+    }
+
+    /// The Goedel number of a position of this tier with an empty house among 6..12 (what
+    /// the files hold), by table: twelve look-ups. The result is meaningless for another.
+    pub fn rank_unchecked(&self, p: &Position) -> u64 {
+        Self::rank_houses(&p.houses())
+    }
+
+    fn rank_houses(h: &[u8; HOUSES]) -> u64 {
+        let t = skipped();
         let mut g = 0u64;
-        let mut rem = usize::from(self.n);
+        let mut rem: usize = h.iter().map(|&c| usize::from(c)).sum();
         let mut zero = false;
         for k in 0..HOUSES {
             let a = usize::from(h[HOUSES - 1 - k]);
-            for v in 0..a {
-                g += completions(k, rem - v, zero || (k < 6 && v == 0));
-            }
+            g += t[((k * 2 + usize::from(zero)) * COUNTS + rem) * COUNTS + a];
             rem -= a;
             zero |= k < 6 && a == 0;
         }
-        Some(g)
+        g
     }
 
     /// The position with Goedel number `g`.
@@ -128,45 +179,40 @@ impl RomeinOrder {
             "{start} is past the end of tier {}",
             self.n
         );
-        let digits = if start == self.size() {
-            None
-        } else {
-            let h = self.unrank(start).houses();
-            let mut d = [0u8; HOUSES];
-            for (k, x) in d.iter_mut().enumerate() {
-                *x = h[HOUSES - 1 - k];
-            }
-            Some(d)
-        };
-        RomeinWalk { digits }
+        let next = (start < self.size()).then(|| self.unrank(start).packed());
+        RomeinWalk { next }
     }
 }
 
 /// The positions of a tier in the Romein-Bal order, from [`RomeinOrder::walk`].
+///
+/// The order of `(h11, ..., h0)` is the numeric order of the packed board (house 0 in the
+/// low byte), so the successor is a few operations on it.
 #[derive(Clone, Debug)]
 pub struct RomeinWalk {
-    /// The next position's houses, most significant digit (house 11) first.
-    digits: Option<[u8; HOUSES]>,
+    /// The next position, packed.
+    next: Option<u128>,
 }
 
+/// The low 6 bytes of a packed board, houses 0..6.
+const MOVER_SIDE: u128 = (1 << 48) - 1;
+
 impl RomeinWalk {
-    /// The lexicographic successor among the compositions of the same sum, or `None` after
-    /// the last.
-    fn successor(d: &mut [u8; HOUSES]) -> bool {
-        // The last digit holds the rest; the rightmost digit before a nonzero suffix goes up.
-        let mut suffix = 0u8;
-        for j in (0..HOUSES - 1).rev() {
-            suffix += d[j + 1];
-            if suffix > 0 {
-                d[j] += 1;
-                for x in &mut d[j + 1..] {
-                    *x = 0;
-                }
-                d[HOUSES - 1] = suffix - 1;
-                return true;
-            }
+    /// The next composition of the same sum in the order, or `None` after the last: the
+    /// lowest nonempty house below 11 gives one seed to the house above it and the rest of
+    /// its seeds to house 0.
+    fn successor(x: u128) -> Option<u128> {
+        let h = x.trailing_zeros() / 8;
+        if h >= 11 {
+            return None;
         }
-        false
+        let c = (x >> (8 * h)) & 0xff;
+        Some(x - (c << (8 * h)) + (1 << (8 * (h + 1))) + (c - 1))
+    }
+
+    /// Whether one of houses 6..12 of a packed board is empty.
+    fn reachable(x: u128) -> bool {
+        (6..12).any(|h| (x >> (8 * h)) & 0xff == 0)
     }
 }
 
@@ -174,22 +220,23 @@ impl Iterator for RomeinWalk {
     type Item = Position;
 
     fn next(&mut self) -> Option<Position> {
-        let d = self.digits?;
-        let mut h = [0u8; HOUSES];
-        for (k, &x) in d.iter().enumerate() {
-            h[HOUSES - 1 - k] = x;
-        }
-        // Advance to the next composition with an empty house among digits 0..6.
-        let mut next = d;
-        self.digits = loop {
-            if !Self::successor(&mut next) {
+        let x = self.next?;
+        // Advance to the next composition with an empty house among 6..12.
+        let mut y = x;
+        self.next = loop {
+            let Some(s) = Self::successor(y) else {
                 break None;
+            };
+            if Self::reachable(s) {
+                break Some(s);
             }
-            if next[..6].contains(&0) {
-                break Some(next);
-            }
+            // Every composition with these houses 6..12 lacks one: skip to the last of them
+            // (all the mover's seeds in house 5), whose successor changes them.
+            let mover = s & MOVER_SIDE;
+            let seeds: u128 = (0..6).map(|h| (mover >> (8 * h)) & 0xff).sum();
+            y = (s & !MOVER_SIDE) | (seeds << 40);
         };
-        Some(Position::from_houses_unchecked(h))
+        Some(Position::from_packed(x))
     }
 }
 
@@ -255,6 +302,45 @@ mod tests {
                 all.get(mid as usize).copied()
             );
             assert_eq!(order.walk(order.size()).next(), None);
+        }
+    }
+
+    #[test]
+    fn file_names_round_trip() {
+        for n in 0..=48 {
+            assert_eq!(tier_of_file_name(&file_name(n)), Some(n));
+        }
+        for bad in [
+            "scores.49",
+            "scores.07",
+            "scores.",
+            "scores.7.tmp",
+            "score.7",
+        ] {
+            assert_eq!(tier_of_file_name(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_rank_of_large_tiers_inverts_the_unrank() {
+        for n in [20u8, 36, 48] {
+            let order = RomeinOrder::new(n);
+            let size = order.size();
+            for k in 0..2000u64 {
+                let g = (k * 0x9e37_79b9_7f4a_7c15) % size;
+                let p = order.unrank(g);
+                assert_eq!(order.rank(&p), Some(g), "tier {n}");
+            }
+            let last = order.unrank(size - 1);
+            assert_eq!(order.rank_unchecked(&last), size - 1);
+            assert_eq!(order.walk(size - 1).count(), 1);
+            // The walk from anywhere is the unrank of the numbers that follow.
+            for k in 0..20u64 {
+                let g = (k * 0x2545_f491_4f6c_dd1d) % size;
+                for (j, p) in order.walk(g).take(3000).enumerate() {
+                    assert_eq!(order.rank(&p), Some(g + j as u64), "tier {n}");
+                }
+            }
         }
     }
 

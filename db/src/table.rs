@@ -1,11 +1,14 @@
 //! The reader of one tier table: a memory-mapped file (or a buffer in memory,
-//! [`Table::from_bytes`]), one block (zstd) or one sub-block (ctx-huffman) decoded per probe, and a small cache of decoded units shared by all
-//! threads. The ctx-huffman decode tables are built once when the table is opened.
+//! [`Table::from_bytes`]), one block (zstd) or one sub-block (ctx-huffman) decoded per
+//! probe, and a small cache of decoded units shared by all threads. The ctx-huffman decode
+//! tables are built once when the table is opened. A file of the Romein-Bal databases
+//! (`scores.N`, one byte per position) is read as a table too, through its numbering
+//! ([`Table::open_romein`]).
 
 use std::cell::RefCell;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use memmap2::Mmap;
 
@@ -15,7 +18,8 @@ use crate::format::{
     TRAILER,
 };
 use crate::huffman::Model;
-use crate::index::IndexKind;
+use crate::index::{IndexKind, TierIndex};
+use crate::romein::{self, RomeinOrder};
 use crate::rules::Rules;
 
 /// Bytes of decoded units (blocks or sub-blocks) a table keeps in its cache (at least 16).
@@ -70,7 +74,13 @@ pub struct Table {
     model: Option<Model>,
     /// The mapped file, kept open for [`Table::check_file`] (none for a table in memory).
     file: Option<File>,
+    /// For a Romein-Bal file: its order, and its checksum once computed.
+    romein: Option<(RomeinOrder, OnceLock<String>)>,
 }
+
+/// Entries per "block" of a Romein-Bal file: what [`Table::block_entries`] reports for it, a
+/// unit for splitting reads between threads (the file has no blocks).
+pub const ROMEIN_BLOCK_ENTRIES: u32 = 1 << 16;
 
 impl std::fmt::Debug for Table {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -87,7 +97,8 @@ impl Table {
     /// [`Table::verify_checksum`]. Every block's own checksum is checked when it is read.
     ///
     /// Only a regular file is opened (after following symbolic links): a named pipe, a device
-    /// or a directory is refused at once, without blocking.
+    /// or a directory is refused at once, without blocking. A file named `scores.N` is a file
+    /// of the Romein-Bal databases: it is opened with [`Table::open_romein`].
     ///
     /// # Safety
     /// The file is memory-mapped, read-only, for as long as the `Table` lives. It must not be
@@ -105,6 +116,13 @@ impl Table {
     /// [`Error::UnsupportedVersion`], [`Error::Truncated`], [`Error::BadHeader`] (also: a
     /// ctx-huffman model whose code lengths are not valid prefix codes).
     pub fn open(path: &Path) -> Result<Table, Error> {
+        if let Some(n) = path
+            .file_name()
+            .and_then(|f| f.to_str())
+            .and_then(romein::tier_of_file_name)
+        {
+            return Self::open_romein(path, n);
+        }
         let file = open_regular(path).map_err(|e| Error::io(path, e))?;
         let size = file.metadata().map_err(|e| Error::io(path, e))?.len();
         if size < format::MAGIC.len() as u64 {
@@ -123,6 +141,134 @@ impl Table {
         let mut table = Self::from_map(path, Bytes::Map(map))?;
         table.file = Some(file);
         Ok(table)
+    }
+
+    /// Opens a file of the Romein-Bal Awari databases holding tier `n` (`scores.N`: one
+    /// signed byte per position, at the position's Goedel number, [`RomeinOrder`]) as a
+    /// table of the reachable index under the `awari` rules: its entries are read through
+    /// the two numberings, from the raw bytes, with no conversion. The file has no header or
+    /// checksum of its own: [`Table::verify_checksum`] computes one, and every byte read is
+    /// checked to lie in `-n..=n`. [`Table::open`] opens a file named `scores.N` this way.
+    ///
+    /// # Safety
+    /// As [`Table::open`]: the file is memory-mapped.
+    ///
+    /// # Errors
+    /// [`Error::Io`] (as [`Table::open`]), [`Error::TierOutOfRange`],
+    /// [`Error::RomeinSize`] (the file is not one byte per position of tier `n`).
+    pub fn open_romein(path: &Path, n: u8) -> Result<Table, Error> {
+        if n > crate::position::MAX_SEEDS {
+            return Err(Error::TierOutOfRange(n));
+        }
+        let order = RomeinOrder::new(n);
+        let file = open_regular(path).map_err(|e| Error::io(path, e))?;
+        let size = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        if size != order.size() {
+            return Err(Error::RomeinSize {
+                path: path.to_path_buf(),
+                tier: n,
+                size,
+                expected: order.size(),
+            });
+        }
+        // SAFETY: as in `Table::open`: a read-only map of a file the caller keeps unchanged;
+        // every read is bounds-checked against the map's length.
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
+        let header = Header {
+            version: format::VERSION,
+            tier: n,
+            kind: IndexKind::Reachable,
+            entries: size,
+            block_entries: ROMEIN_BLOCK_ENTRIES,
+            values: Values::Scores,
+            compression: Compression::Zstd,
+            level: 0,
+            rules: Rules::AWARI,
+            code_limit: 0,
+            sub_block_shift: 0,
+            model: Vec::new(),
+        };
+        Ok(Table {
+            path: path.to_path_buf(),
+            block_count: header.block_count(),
+            header,
+            header_len: 0,
+            index_offset: 0,
+            map: Bytes::Map(map),
+            cache: Vec::new(),
+            model: None,
+            file: Some(file),
+            romein: Some((order, OnceLock::new())),
+        })
+    }
+
+    /// The Romein-Bal order of a table opened from a `scores.N` file
+    /// ([`Table::open_romein`]); `None` for a table of this crate's format.
+    pub fn romein(&self) -> Option<RomeinOrder> {
+        self.romein.as_ref().map(|(o, _)| *o)
+    }
+
+    /// Calls `f(index, score)` for the positions of a Romein-Bal file
+    /// ([`Table::open_romein`]) with Goedel numbers `goedel`, in file order: the entry of
+    /// each in this table's (reachable) index, and its score. The bytes are read in order
+    /// and their pages released from the resident set once read ([`Table::release_pages`]):
+    /// the way to read such a file whole, or in parallel ranges, at the speed of the disk.
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] for a table of this crate's format, [`Error::IndexOutOfRange`]
+    /// for a range past the file, [`Error::RomeinScore`] for a byte outside `-n..=n`.
+    pub fn for_each_romein(
+        &self,
+        goedel: std::ops::Range<u64>,
+        mut f: impl FnMut(u64, i8),
+    ) -> Result<(), Error> {
+        let Some((order, _)) = &self.romein else {
+            return Err(Error::InvalidState(format!(
+                "{}: not a Romein-Bal file",
+                self.path.display()
+            )));
+        };
+        let n = self.header.tier;
+        if goedel.end > self.header.entries || goedel.start > goedel.end {
+            return Err(Error::IndexOutOfRange {
+                index: goedel.end.saturating_sub(1),
+                len: self.header.entries,
+            });
+        }
+        let index = TierIndex::new(n, IndexKind::Reachable);
+        let bytes = &self.map[goedel.start as usize..goedel.end as usize];
+        for (k, (p, &b)) in order.walk(goedel.start).zip(bytes).enumerate() {
+            let v = b as i8;
+            if v.unsigned_abs() > n {
+                return Err(self.romein_score(goedel.start + k as u64, v));
+            }
+            f(index.rank_unchecked(&p), v);
+        }
+        if let Bytes::Map(m) = &self.map {
+            release(m, goedel.start as usize, bytes.len());
+        }
+        Ok(())
+    }
+
+    fn romein_score(&self, offset: u64, value: i8) -> Error {
+        Error::RomeinScore {
+            path: self.path.clone(),
+            tier: self.header.tier,
+            offset,
+            value,
+        }
+    }
+
+    /// The score of entry `index` (reachable index) of a Romein-Bal file.
+    fn get_romein(&self, order: &RomeinOrder, index: u64) -> Result<i8, Error> {
+        let n = self.header.tier;
+        let p = TierIndex::new(n, IndexKind::Reachable).unrank(index);
+        let g = order.rank_unchecked(&p);
+        let v = self.map[g as usize] as i8;
+        if v.unsigned_abs() > n {
+            return Err(self.romein_score(g, v));
+        }
+        Ok(v)
     }
 
     /// Checks that the file under the map still has the length it had when the table was
@@ -248,6 +394,7 @@ impl Table {
             cache,
             model,
             file: None,
+            romein: None,
         })
     }
 
@@ -313,7 +460,8 @@ impl Table {
         self.header.block_entries
     }
 
-    /// How the blocks are compressed.
+    /// How the blocks are compressed. A Romein-Bal file ([`Table::romein`]) has no blocks and
+    /// reports [`Compression::Zstd`]: ask [`Table::romein`] first.
     pub fn compression(&self) -> Compression {
         self.header.compression
     }
@@ -334,16 +482,27 @@ impl Table {
     }
 
     /// The whole-file checksum stored in the file (blake3, hex).
+    /// For a Romein-Bal file, which stores none: the blake3 hash of the whole file, computed
+    /// on the first call.
     pub fn checksum_hex(&self) -> String {
+        if let Some((_, sum)) = &self.romein {
+            return sum
+                .get_or_init(|| format::hex(blake3::hash(&self.map).as_bytes()))
+                .clone();
+        }
         format::hex(&self.map[self.map.len() - CHECKSUM_LEN..])
     }
 
     /// Hashes the whole file (blake3) and compares with the stored checksum; returns the
-    /// checksum (hex) when they agree.
+    /// checksum (hex) when they agree. A Romein-Bal file stores none: its hash is returned
+    /// ([`Table::checksum_hex`]).
     ///
     /// # Errors
     /// [`Error::ChecksumMismatch`].
     pub fn verify_checksum(&self) -> Result<String, Error> {
+        if self.romein.is_some() {
+            return Ok(self.checksum_hex());
+        }
         let body = &self.map[..self.map.len() - CHECKSUM_LEN];
         let computed = format::hex(blake3::hash(body).as_bytes());
         let stored = self.checksum_hex();
@@ -372,9 +531,14 @@ impl Table {
 
     /// [`Table::release_pages`] of the compressed blocks that hold the entries
     /// `first..first + len` only (whole pages; the block index and header stay). Entries past
-    /// the table are ignored.
+    /// the table are ignored. Nothing for a Romein-Bal file, whose pages hold the entries of
+    /// any range scattered ([`Table::for_each_romein`] releases what it reads).
     pub fn release_entries(&self, first: u64, len: u64) {
         let Bytes::Map(m) = &self.map else { return };
+        if self.romein.is_some() {
+            // The entries of a range lie all over the file.
+            return;
+        }
         let be = u64::from(self.header.block_entries).max(1);
         let end = first.saturating_add(len).min(self.header.entries);
         if first >= end {
@@ -407,6 +571,9 @@ impl Table {
                 index,
                 len: self.header.entries,
             });
+        }
+        if let Some((order, _)) = &self.romein {
+            return self.get_romein(order, index);
         }
         let be = u64::from(self.header.block_entries);
         let block = index / be;
@@ -476,6 +643,9 @@ impl Table {
     /// [`Error::InvalidState`] when `first` is not the first entry of a block, or the range
     /// does not end at the end of a block or of the table; [`Error::CorruptBlock`].
     pub fn read_into(&self, first: u64, out: &mut [i8]) -> Result<(), Error> {
+        if self.romein.is_some() {
+            return self.read_range(first, out);
+        }
         let be = u64::from(self.header.block_entries);
         let end = first.checked_add(out.len() as u64);
         let aligned = |e: u64| e % be == 0 || e == self.header.entries;
@@ -514,6 +684,18 @@ impl Table {
                 index: first.saturating_add(out.len() as u64).saturating_sub(1),
                 len: entries,
             })?;
+        if let Some((order, _)) = &self.romein {
+            let cursor = TierIndex::new(self.header.tier, IndexKind::Reachable).cursor(first, end);
+            for (o, p) in out.iter_mut().zip(cursor) {
+                let g = order.rank_unchecked(&p);
+                let v = self.map[g as usize] as i8;
+                if v.unsigned_abs() > self.header.tier {
+                    return Err(self.romein_score(g, v));
+                }
+                *o = v;
+            }
+            return Ok(());
+        }
         let be = u64::from(self.header.block_entries);
         let mut at = first;
         let mut scratch: Vec<u8> = Vec::new();

@@ -260,3 +260,20 @@ def test_distances_and_a_best_line_that_converts(abapa12):
             break
     assert total == 6, line
     assert tb.distance("0 0 0 0 0 0 0 0 0 0 0 0") is None
+
+
+def test_a_directory_of_romein_bal_files_probes_as_the_tables(awari12, tmp_path):
+    vu = tmp_path / "vu"
+    run("export", "--format", "romein", "--dir", str(awari12), "--out", str(vu))
+    ours, theirs = oware.Tablebase(awari12), oware.Tablebase(vu)
+    assert theirs.rules == oware.Rules("awari")
+    rng = random.Random(34)
+    for _ in range(2000):
+        p = random_position(rng, rng.randrange(1, 13))
+        assert theirs.score(p) == ours.score(p)
+        assert theirs.moves(p) == ours.moves(p)
+    bad = tmp_path / "bad"
+    shutil.copytree(vu, bad)
+    (bad / "scores.12").write_bytes(b"\x00" * 10)
+    with pytest.raises(oware.TableError, match="a Romein-Bal file of tier 12"):
+        oware.Tablebase(bad).score(oware.Position([1] * 12))

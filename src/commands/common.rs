@@ -87,10 +87,13 @@ pub fn tier_ranges(tiers: &[u8]) -> String {
     parts.join(", ")
 }
 
-/// The tiers with a table in `dir`, ascending.
+/// The tiers with a table in `dir` (`tier-NN.owt`, or a Romein-Bal `scores.N`), ascending.
 pub fn tiers_present(dir: &Path) -> Vec<u8> {
     (0..=MAX_SEEDS)
-        .filter(|&n| dir.join(tier_file_name(n)).is_file())
+        .filter(|&n| {
+            dir.join(tier_file_name(n)).is_file()
+                || dir.join(oware_db::romein::file_name(n)).is_file()
+        })
         .collect()
 }
 

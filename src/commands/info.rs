@@ -8,7 +8,8 @@ use std::process::ExitCode;
 use anyhow::Context;
 use oware_db::format::tier_of_file_name;
 use oware_db::format::Values;
-use oware_db::manifest::{distance_path, tier_path, Manifest, TierStats};
+use oware_db::manifest::{distance_path, holds_romein_files, tier_path, Manifest, TierStats};
+use oware_db::romein;
 use oware_db::table::Table;
 use serde_json::{json, Value};
 
@@ -90,7 +91,11 @@ fn tier_info(args: &Args, manifest: Option<&Manifest>, n: u8) -> TierInfo {
     row["file_size"] = json!(t.file_size());
     row["bits_per_position"] = json!(t.bits_per_entry());
     row["block_entries"] = json!(t.block_entries());
-    row["compression"] = json!(t.compression().name());
+    row["compression"] = json!(if t.romein().is_some() {
+        "raw"
+    } else {
+        t.compression().name()
+    });
     row["compression_level"] = json!(t.compression_level());
     row["checksum"] = json!(t.checksum_hex());
     row["checksum_state"] = json!(state);
@@ -108,6 +113,8 @@ fn checksum_state(args: &Args, t: &Table) -> (String, bool) {
         return ("not checked".to_string(), true);
     }
     match t.verify_checksum() {
+        // A Romein-Bal file stores no checksum to compare with.
+        Ok(_) if t.romein().is_some() => ("computed (the file stores none)".to_string(), true),
         Ok(_) => ("ok".to_string(), true),
         Err(e) => (format!("BAD: {e}"), false),
     }
@@ -193,10 +200,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     {
         let name = e?.file_name();
         let name = name.to_string_lossy();
-        if let Some(n) = tier_of_file_name(&name) {
+        if let Some(n) = tier_of_file_name(&name).or_else(|| romein::tier_of_file_name(&name)) {
             tiers.insert(n);
         }
     }
+    let romein = holds_romein_files(&args.dir);
     let infos: Vec<TierInfo> = tiers
         .iter()
         .map(|&n| tier_info(&args, manifest.as_ref(), n))
@@ -219,6 +227,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "index": manifest.as_ref().map(|m| m.index.name()),
             "format": manifest.as_ref().map(|m| m.format),
             "manifest": manifest.is_some(),
+            "romein": romein,
             "entries": total_entries,
             "file_size": total_size,
             "tiers": infos.iter().map(|i| i.row.clone()).collect::<Vec<_>>(),
@@ -230,6 +239,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         match &manifest {
             Some(m) => println!("manifest   format {}, index {}", m.format, m.index.name()),
             None => println!("manifest   none"),
+        }
+        if romein {
+            println!("files      Romein-Bal scores.N, one byte per position, read as they are");
         }
         println!(
             "tiers      {} ({} positions, {} bytes)",
@@ -263,7 +275,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .iter()
             .filter_map(|i| i.row.get("distances").map(|d| (i.tier, d)))
             .collect();
-        if distances.is_empty() {
+        if distances.is_empty() && romein {
+            println!("distances  none (Romein-Bal files hold scores only)");
+        } else if distances.is_empty() {
             println!("distances  none (generated with --no-distance)");
         } else {
             let bytes: u64 = distances

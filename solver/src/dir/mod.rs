@@ -56,13 +56,9 @@ impl TableDir {
     }
 
     /// The file of tier `tier`: the one `manifest` records, or the standard name
-    /// ([`oware_db::format::tier_file_name`]).
+    /// ([`oware_db::manifest::tier_path`]).
     pub fn tier_path(&self, manifest: Option<&Manifest>, tier: u8) -> PathBuf {
-        let file = manifest.and_then(|m| m.tiers.get(&tier)).map_or_else(
-            || oware_db::format::tier_file_name(tier),
-            |e| e.file.clone(),
-        );
-        self.path.join(file)
+        oware_db::manifest::tier_path(&self.path, manifest, tier)
     }
 
     /// The scratch directory of the side copies ([`SCRATCH_DIR`]).

@@ -36,6 +36,58 @@ pub fn read_table(table: &Table) -> Result<Vec<i8>, Error> {
     Ok(out)
 }
 
+/// Bytes of a Romein-Bal file read by one task of [`read_romein_parallel`].
+const ROMEIN_TASK: u64 = 1 << 22;
+
+/// Where the tasks of [`read_romein_parallel`] write their scores.
+#[derive(Clone, Copy)]
+struct Scattered(*mut i8);
+
+// SAFETY: the tasks write through the pointer at distinct indices only (see its use).
+unsafe impl Send for Scattered {}
+// SAFETY: as above.
+unsafe impl Sync for Scattered {}
+
+impl Scattered {
+    /// Writes `v` at `i`.
+    ///
+    /// # Safety
+    /// `i` is within the slice the pointer came from, which outlives the call, and no other
+    /// access to byte `i` happens meanwhile.
+    unsafe fn write(&self, i: usize, v: i8) {
+        // SAFETY: as the caller guarantees.
+        unsafe { self.0.add(i).write(v) };
+    }
+}
+
+/// [`read_range_parallel`] of a Romein-Bal file ([`Table::romein`]): the whole file read in
+/// order, in tasks of [`ROMEIN_TASK`] bytes on the rayon pool, each score whose entry
+/// (reachable index) falls in `first..first + out.len()` scattered to its place. Every
+/// task's pages leave the resident set once read ([`Table::for_each_romein`]).
+fn read_romein_parallel(table: &Table, first: u64, out: &mut [i8]) -> Result<(), Error> {
+    let end = first
+        .checked_add(out.len() as u64)
+        .filter(|&e| e <= table.len())
+        .ok_or(Error::IndexOutOfRange {
+            index: first.saturating_add(out.len() as u64).saturating_sub(1),
+            len: table.len(),
+        })?;
+    let to = Scattered(out.as_mut_ptr());
+    let tasks = table.len().div_ceil(ROMEIN_TASK);
+    (0..tasks).into_par_iter().try_for_each(|t| {
+        let g = t * ROMEIN_TASK..((t + 1) * ROMEIN_TASK).min(table.len());
+        table.for_each_romein(g, |i, v| {
+            if (first..end).contains(&i) {
+                // SAFETY: `i - first < out.len()`, and each entry is the index of exactly one
+                // Goedel number (the two numberings are bijections of the same positions),
+                // so no two writes, on any thread, reach the same byte, and `out` is not
+                // otherwise touched until every task has finished.
+                unsafe { to.write((i - first) as usize, v) };
+            }
+        })
+    })
+}
+
 /// Scores decoded before the pages of their compressed blocks are released together.
 const GROUP_ENTRIES: u64 = 8 << 20;
 
@@ -53,6 +105,9 @@ const GROUP_ENTRIES: u64 = 8 << 20;
 /// # Errors
 /// As [`Table::read_range`].
 pub fn read_range_parallel(table: &Table, first: u64, out: &mut [i8]) -> Result<(), Error> {
+    if table.romein().is_some() {
+        return read_romein_parallel(table, first, out);
+    }
     let be = u64::from(table.block_entries()).max(1);
     let step = be * TASK_BLOCKS as u64;
     let head_end = ((first / step + 1) * step).min(first + out.len() as u64);

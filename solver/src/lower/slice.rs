@@ -166,7 +166,7 @@ impl TableSource {
         if let Some(t) = slot {
             return Ok(Arc::clone(t));
         }
-        let path = self.dir.join(oware_db::format::tier_file_name(tier));
+        let path = oware_db::manifest::tier_path(&self.dir, None, tier);
         let table = Table::open(&path)?;
         let expected = TierIndex::new(tier, IndexKind::Reachable).size();
         if table.tier() != tier || table.kind() != IndexKind::Reachable || table.len() != expected {

@@ -202,7 +202,7 @@ impl Held {
             Held::Ranks { common, share, .. } => {
                 let rank = comm.rank();
                 let range = share.partition(n).range(rank);
-                let path = common.opts.dir.join(oware_db::format::tier_file_name(n));
+                let path = oware_db::manifest::tier_path(&common.opts.dir, None, n);
                 let read = Table::open(&path).and_then(|t| {
                     let mut s = vec![0i8; (range.end - range.start) as usize];
                     crate::dir::read::read_range_parallel(&t, range.start, &mut s)?;

@@ -340,7 +340,7 @@ pub fn verify_deep(
         (None, None)
     };
     let manifest = if root { Manifest::load(dir) } else { Ok(None) };
-    let manifest = agree_db(comm, manifest)?;
+    let mut manifest = agree_db(comm, manifest)?;
     let tiers: Vec<u8> = (0..=b).collect();
     let checked = if root {
         check_tiers(dir, manifest.as_ref(), rules, &tiers, observer)
@@ -366,6 +366,15 @@ pub fn verify_deep(
         return Ok(report);
     }
     observer.checks_passed();
+    // A directory of Romein-Bal files gets a manifest naming them, beside them, where the
+    // tiers re-proved are recorded (the files themselves are never written).
+    if let (Some(lock), None) = (&lock, &manifest) {
+        if let Some(m) = romein_manifest(rules, &checked) {
+            let _writing = lock.writing();
+            m.save(dir)?;
+            manifest = Some(m);
+        }
+    }
     // Rank 0's tables and checksums, and what the manifest records, tier by tier.
     let mut tables = Vec::new();
     let mut checksums = Vec::new();
@@ -489,6 +498,31 @@ pub fn verify_deep(
     }
     report.seconds = t0.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// For tables that are all Romein-Bal files (`scores.N`, which need no manifest) and have
+/// passed their checks, a manifest that records each file with its size and checksum;
+/// `None` for any other tables.
+fn romein_manifest(rules: &Rules, checked: &[TierCheck]) -> Option<Manifest> {
+    let mut m = Manifest::new(rules);
+    for c in checked {
+        let good = c.result.as_ref().ok()?;
+        let file = c.path.file_name()?.to_str()?;
+        good.table.romein()?;
+        m.tiers.insert(
+            c.tier,
+            oware_db::manifest::TierEntry {
+                file: file.to_string(),
+                entries: good.table.len(),
+                file_size: good.table.file_size(),
+                checksum: good.checksum.clone(),
+                stats: None,
+                verified: None,
+                distance: None,
+            },
+        );
+    }
+    (!m.tiers.is_empty()).then_some(m)
 }
 
 /// `result` on every rank if it is `Ok` everywhere; otherwise an error on every rank (its
