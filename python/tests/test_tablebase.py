@@ -271,7 +271,10 @@ def test_a_directory_of_romein_bal_files_probes_as_the_tables(awari12, tmp_path)
     for _ in range(2000):
         p = random_position(rng, rng.randrange(1, 13))
         assert theirs.score(p) == ours.score(p)
-        assert theirs.moves(p) == ours.moves(p)
+        # The files hold no distances: the same values, in house order among equals.
+        values = lambda tb: sorted((m["house"], m["score"], m["position"]) for m in tb.moves(p))
+        assert values(theirs) == values(ours)
+        assert all(m["distance"] in (None, 1) for m in theirs.moves(p))
     bad = tmp_path / "bad"
     shutil.copytree(vu, bad)
     (bad / "scores.12").write_bytes(b"\x00" * 10)

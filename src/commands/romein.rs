@@ -8,14 +8,13 @@ use std::time::Instant;
 
 use anyhow::{bail, Context};
 use oware_db::format::tier_file_name;
-use oware_db::index::{IndexKind, TierIndex};
+use oware_db::index::IndexKind;
 use oware_db::manifest::{tier_path, Manifest, TierEntry};
 use oware_db::romein::RomeinOrder;
 use oware_db::table::Table;
 use oware_db::write::WriteOptions;
 use oware_db::{Rules, MAX_SEEDS};
-use oware_solver::{write_table_parallel, TableDir, DEFAULT_BATCH_BLOCKS};
-use rayon::prelude::*;
+use oware_solver::TableDir;
 
 use super::common::{check_disk, resolve_rules, tiers_present};
 
@@ -28,9 +27,6 @@ pub enum Format {
 
 /// The tier the Romein-Bal databases leave out: no game under their rules reaches it.
 const ABSENT_TIER: u8 = 47;
-
-/// Positions per parallel chunk of a tier.
-const CHUNK: usize = 1 << 20;
 
 /// Arguments of `oware export`.
 #[derive(clap::Args)]
@@ -77,19 +73,54 @@ fn scores_file(dir: &Path, n: u8) -> PathBuf {
     dir.join(format!("scores.{n}"))
 }
 
-/// Refuses to `what` (export, import) tier `n` of `size` positions unless `memory` bytes are
-/// available, before anything is written for it.
-fn check_memory(n: u8, memory: u64, size: u64, what: &str) -> anyhow::Result<()> {
+/// The least range of a tier that `export` or `import` works in: smaller would read the
+/// source too many times.
+const LEAST_RANGE: u64 = 1 << 20;
+
+/// The bytes of tier `n` (`size` positions) that `what` (export, import) holds at a time:
+/// all of them when they fit in the memory available (`OWARE_MEMORY_LIMIT`, or the
+/// system's) beside `overhead` bytes and the process, or else the most that does;
+/// `OWARE_SLICE_BYTES` sets it (tests, measurements). Refused when not even
+/// [`LEAST_RANGE`] fits, before anything is written for the tier.
+fn ranges(n: u8, size: u64, overhead: u64, what: &str) -> anyhow::Result<u64> {
+    if let Some(r) = crate::commands::generate::slice_bytes_from_env()? {
+        return Ok(r.clamp(1, size.max(1)));
+    }
     let available = crate::commands::env::available_memory()?;
-    if memory > available {
+    let budget = available.saturating_sub(oware_solver::memory::PROCESS_BYTES + overhead);
+    let least = LEAST_RANGE.min(size);
+    let needed = match what {
+        "import" => 2 * least,
+        _ => least,
+    };
+    if budget < needed {
         bail!(
-            "tier {n} needs {} of memory to {what} ({size} positions, two bytes each), {} \
-             available; nothing was written for it",
-            oware_solver::memory::human_bytes(memory),
+            "tier {n} needs at least {} of memory to {what} ({size} positions, in ranges of \
+             {} at least, beside {} for the process and its buffers), {} available; \
+             nothing was written for it",
+            oware_solver::memory::human_bytes(
+                needed + overhead + oware_solver::memory::PROCESS_BYTES
+            ),
+            oware_solver::memory::human_bytes(least),
+            oware_solver::memory::human_bytes(overhead + oware_solver::memory::PROCESS_BYTES),
             oware_solver::memory::human_bytes(available)
         );
     }
-    Ok(())
+    Ok(budget.min(match what {
+        "import" => 2 * size,
+        _ => size,
+    }))
+}
+
+/// Says, for a tier read in more than one range, how many.
+fn say_ranges(n: u8, size: u64, range: u64) {
+    let count = size.div_ceil(range.max(1));
+    if count > 1 {
+        println!(
+            "tier {n}: {count} ranges of {} positions, each from a full read of the source",
+            range.max(1)
+        );
+    }
 }
 
 /// Whether tier `n` of `dir` is imported already: the manifest records it, and its table
@@ -159,35 +190,16 @@ pub fn run_export(args: ExportArgs) -> anyhow::Result<ExitCode> {
                 table.rules()
             );
         }
-        let order = RomeinOrder::new(n);
-        let size = order.size();
+        let size = RomeinOrder::new(n).size();
         check_disk(n, size, &args.out)?;
-        // The table's scores and the file's bytes, one byte per position each.
-        let memory = table.len() + size;
-        check_memory(n, memory, size, "export")?;
-        let ours = oware_solver::read_table(&table)?;
-        let index = TierIndex::new(n, table.kind());
-        let len = usize::try_from(size).context("a tier too large for this machine")?;
-        let mut out = vec![0u8; len];
-        out.par_chunks_mut(CHUNK)
-            .enumerate()
-            .for_each(|(c, chunk)| {
-                let walk = order.walk((c * CHUNK) as u64);
-                for (o, p) in chunk.iter_mut().zip(walk) {
-                    // Every position of the order is in the table's index (the reachable index
-                    // holds exactly these; the dense one more).
-                    *o = ours[index.rank_unchecked(&p) as usize] as u8;
-                }
-            });
+        // One range of the file and one chunk of decoded scores.
+        let overhead = oware_solver::export_overhead(n);
+        let range = ranges(n, size, overhead, "export")?;
+        say_ranges(n, size, range);
         let file = scores_file(&args.out, n);
-        let tmp = file.with_extension(format!("{n}.tmp"));
-        let written = std::fs::write(&tmp, &out)
-            .and_then(|()| std::fs::rename(&tmp, &file))
-            .with_context(|| format!("writing {}", file.display()));
-        if written.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        written?;
+        let dir = TableDir::new(&args.out, crate::signals::cancel());
+        oware_solver::export_romein(&dir, &table, &file, range)
+            .with_context(|| format!("writing {}", file.display()))?;
         println!(
             "tier {n}: {} ({size} bytes) in {:.2} s",
             file.display(),
@@ -292,46 +304,18 @@ fn import(args: &ImportArgs, tiers: &[u8]) -> anyhow::Result<ExitCode> {
         let blocks = size.div_ceil(u64::from(opts.block_entries));
         let needed = size + blocks * 80 + (64 << 10);
         check_disk(n, needed, &args.dir)?;
-        // The file's bytes and the table's scores, one byte per position each.
-        let memory = 2 * size;
-        check_memory(n, memory, size, "import")?;
-        let theirs = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
-        if theirs.len() as u64 != size {
-            bail!("{}: changed while it was read", file.display());
-        }
-        if let Some(g) = theirs.iter().position(|&b| (b as i8).unsigned_abs() > n) {
-            bail!(
-                "{}: the byte at offset {g} (position {}) holds {}, outside -{n}..={n}",
-                file.display(),
-                order.unrank(g as u64),
-                theirs[g] as i8
-            );
-        }
-        let index = TierIndex::new(n, IndexKind::Reachable);
-        let mut ours = vec![0i8; theirs.len()];
-        ours.par_chunks_mut(CHUNK)
-            .enumerate()
-            .for_each(|(c, chunk)| {
-                let start = (c * CHUNK) as u64;
-                let cursor = index.cursor(start, start + chunk.len() as u64);
-                for (o, p) in chunk.iter_mut().zip(cursor) {
-                    // The reachable index holds exactly the positions of the order.
-                    let g = order
-                        .rank(&p)
-                        .expect("a position of the reachable index has a Goedel number");
-                    *o = theirs[g as usize] as i8;
-                }
-            });
-        drop(theirs);
+        let source = Table::open_romein(&file, n)?;
+        // One range of scores and its encoded blocks (at most as large).
+        let be = u64::from(opts.block_entries.max(1));
+        let range = (ranges(n, size, 0, "import")? / 2 / be).max(1) * be;
+        say_ranges(n, size, range);
         let writing = crate::signals::cancel().writing();
-        let w = write_table_parallel(
+        let w = oware_solver::import_romein(
             &TableDir::new(&args.dir, crate::signals::cancel()),
             &rules,
-            n,
-            IndexKind::Reachable,
-            &ours,
+            &source,
             &opts,
-            DEFAULT_BATCH_BLOCKS,
+            range,
         )?;
         manifest.tiers.insert(
             n,

@@ -7,6 +7,7 @@ pub(crate) mod check;
 pub(crate) mod disk;
 pub(crate) mod lock;
 pub(crate) mod read;
+pub(crate) mod romein;
 pub(crate) mod temp;
 pub(crate) mod write;
 

@@ -39,9 +39,9 @@ pub fn read_table(table: &Table) -> Result<Vec<i8>, Error> {
 /// Bytes of a Romein-Bal file read by one task of [`read_romein_parallel`].
 const ROMEIN_TASK: u64 = 1 << 22;
 
-/// Where the tasks of [`read_romein_parallel`] write their scores.
+/// Where parallel tasks scatter their scores (each to bytes no other task writes).
 #[derive(Clone, Copy)]
-struct Scattered(*mut i8);
+pub(super) struct Scattered(pub(super) *mut i8);
 
 // SAFETY: the tasks write through the pointer at distinct indices only (see its use).
 unsafe impl Send for Scattered {}
@@ -54,7 +54,7 @@ impl Scattered {
     /// # Safety
     /// `i` is within the slice the pointer came from, which outlives the call, and no other
     /// access to byte `i` happens meanwhile.
-    unsafe fn write(&self, i: usize, v: i8) {
+    pub(super) unsafe fn write(&self, i: usize, v: i8) {
         // SAFETY: as the caller guarantees.
         unsafe { self.0.add(i).write(v) };
     }
