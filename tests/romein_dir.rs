@@ -180,6 +180,19 @@ fn a_scores_directory_probes_and_verifies_as_the_tables_it_came_from() {
     let out = ok(&["verify", "--deep", "--dir", s(&vu)]);
     assert!(out.contains("verified before"), "{out}");
     ok(&["verify", "--dir", s(&vu)]);
+    // The 12-seed start evaluated from the files, re-proved as recorded beside them.
+    let out = ok(&[
+        "verify",
+        "--start",
+        "--seeds-per-house",
+        "1",
+        "--dir",
+        s(&vu),
+    ]);
+    assert!(
+        out.contains("deep-verified before") && out.contains("score 0: a draw"),
+        "{out}"
+    );
     let after: Vec<(String, Vec<u8>)> = files(&vu)
         .into_iter()
         .filter(|(n, _)| n.starts_with("scores."))

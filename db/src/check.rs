@@ -140,7 +140,9 @@ impl TierCheck {
 }
 
 /// The tiers a directory should hold: those of the manifest, those with a `tier-NN.owt`
-/// file (or a `scores.N` file of the Romein-Bal databases), and every tier below the highest of them (a gap is a missing tier).
+/// file (or a `scores.N` file of the Romein-Bal databases), and every tier below the
+/// highest of them (a gap is a missing tier), but for the tier that the Romein-Bal
+/// databases leave out ([`romein::ABSENT_TIER`]) in a directory of theirs.
 ///
 /// # Errors
 /// The directory cannot be read.
@@ -155,8 +157,17 @@ pub fn expected_tiers(dir: &Path, manifest: Option<&Manifest>) -> io::Result<Vec
             tiers.insert(n);
         }
     }
+    // A directory of the Romein-Bal databases has no tier 47 ([`romein::ABSENT_TIER`]).
+    let theirs = crate::manifest::holds_romein_files(dir)
+        || manifest.is_some_and(|m| {
+            m.tiers
+                .values()
+                .any(|e| romein::tier_of_file_name(&e.file).is_some())
+        });
     Ok(match tiers.last() {
-        Some(&max) => (0..=max).collect(),
+        Some(&max) => (0..=max)
+            .filter(|&n| tiers.contains(&n) || !romein::absent_by_design(theirs, n))
+            .collect(),
         None => Vec::new(),
     })
 }
@@ -312,5 +323,30 @@ pub fn check_tier(dir: &Path, manifest: Option<&Manifest>, rules: &Rules, n: u8)
         path,
         result,
         distances,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_romein_directory_is_not_expected_to_hold_tier_47() {
+        let dir = tempfile::tempdir().unwrap();
+        let expected: Vec<u8> = (0..=48).filter(|&n| n != 47).collect();
+        for &n in &expected {
+            std::fs::write(dir.path().join(romein::file_name(n)), b"").unwrap();
+        }
+        assert_eq!(expected_tiers(dir.path(), None).unwrap(), expected);
+        // Their file, when there is one, is expected like any other.
+        std::fs::write(dir.path().join(romein::file_name(47)), b"").unwrap();
+        let all: Vec<u8> = (0..=48).collect();
+        assert_eq!(expected_tiers(dir.path(), None).unwrap(), all);
+        // Tables of this crate's format must have every tier.
+        let ours = tempfile::tempdir().unwrap();
+        for &n in &expected {
+            std::fs::write(ours.path().join(crate::format::tier_file_name(n)), b"").unwrap();
+        }
+        assert_eq!(expected_tiers(ours.path(), None).unwrap(), all);
     }
 }

@@ -25,6 +25,17 @@ pub fn tier_of_file_name(name: &str) -> Option<u8> {
     (n <= MAX_SEEDS && file_name(n) == name).then_some(n)
 }
 
+/// The tier the Romein-Bal databases leave out (there is no `scores.47`): no Awari game
+/// has 47 seeds on the board, since every capture takes at least 2, and no tier of theirs
+/// reads it (the captures from tier 48 reach tiers 30..=46).
+pub const ABSENT_TIER: u8 = 47;
+
+/// Whether tier `n` is one a directory of the Romein-Bal databases (`holds_romein`) may lack
+/// by design ([`ABSENT_TIER`]): readers and checks then pass it over.
+pub fn absent_by_design(holds_romein: bool, n: u8) -> bool {
+    holds_romein && n == ABSENT_TIER
+}
+
 /// Seeds a digit may hold: 0..=48.
 const COUNTS: usize = MAX_SEEDS as usize + 1;
 

@@ -10,7 +10,7 @@ use anyhow::{bail, Context};
 use oware_db::format::tier_file_name;
 use oware_db::index::IndexKind;
 use oware_db::manifest::{tier_path, Manifest, TierEntry};
-use oware_db::romein::RomeinOrder;
+use oware_db::romein::{RomeinOrder, ABSENT_TIER};
 use oware_db::table::Table;
 use oware_db::write::WriteOptions;
 use oware_db::{Rules, MAX_SEEDS};
@@ -24,9 +24,6 @@ pub enum Format {
     /// The Romein-Bal Awari databases: `scores.N`, one signed byte per position.
     Romein,
 }
-
-/// The tier the Romein-Bal databases leave out: no game under their rules reaches it.
-const ABSENT_TIER: u8 = 47;
 
 /// Arguments of `oware export`.
 #[derive(clap::Args)]
@@ -72,6 +69,10 @@ pub struct ImportArgs {
 fn scores_file(dir: &Path, n: u8) -> PathBuf {
     dir.join(format!("scores.{n}"))
 }
+
+/// Bits per position of an imported table, for the projection printed before an import:
+/// the ctx-huffman tables of the larger tiers take 3.55 to 3.76 (docs/BENCHMARKS.md).
+const PROJECTED_BITS: f64 = 3.7;
 
 /// The least range of a tier that `export` or `import` works in: smaller would read the
 /// source too many times.
@@ -275,6 +276,15 @@ fn import(args: &ImportArgs, tiers: &[u8]) -> anyhow::Result<ExitCode> {
         }
     }
     let opts = WriteOptions::default();
+    let positions: u64 = tiers.iter().map(|&n| RomeinOrder::new(n).size()).sum();
+    println!(
+        "importing tiers {} of {}: {positions} positions ({} of files); the tables will take \
+         about {} at {PROJECTED_BITS} bits per position",
+        super::common::tier_ranges(tiers),
+        args.from.display(),
+        oware_solver::memory::human_bytes(positions),
+        oware_solver::memory::human_bytes((positions as f64 * PROJECTED_BITS / 8.0) as u64)
+    );
     let mut kept = Vec::new();
     for &n in tiers {
         let t0 = Instant::now();

@@ -341,7 +341,15 @@ pub fn verify_deep(
     };
     let manifest = if root { Manifest::load(dir) } else { Ok(None) };
     let mut manifest = agree_db(comm, manifest)?;
-    let tiers: Vec<u8> = (0..=b).collect();
+    // A directory of the Romein-Bal databases has no tier 47, and no tier reads it.
+    let absent = {
+        let theirs = oware_db::manifest::holds_romein_files(dir);
+        move |n: u8| {
+            oware_db::romein::absent_by_design(theirs, n)
+                && std::fs::symlink_metadata(oware_db::manifest::tier_path(dir, None, n)).is_err()
+        }
+    };
+    let tiers: Vec<u8> = (0..=b).filter(|&n| !absent(n)).collect();
     let checked = if root {
         check_tiers(dir, manifest.as_ref(), rules, &tiers, observer)
     } else {
@@ -376,26 +384,22 @@ pub fn verify_deep(
         }
     }
     // Rank 0's tables and checksums, and what the manifest records, tier by tier.
-    let mut tables = Vec::new();
-    let mut checksums = Vec::new();
-    let mut distance_tables: Vec<Option<(Table, String)>> = Vec::new();
+    let mut tables: Vec<Option<Table>> = (0..=b).map(|_| None).collect();
+    let mut checksums = vec![String::new(); b as usize + 1];
+    let mut distance_tables: Vec<Option<(Table, String)>> = (0..=b).map(|_| None).collect();
     for c in checked {
-        distance_tables.push(
-            c.distances
-                .and_then(|(_, r)| r.ok())
-                .map(|g| (g.table, g.checksum)),
-        );
+        let n = c.tier as usize;
+        distance_tables[n] = c
+            .distances
+            .and_then(|(_, r)| r.ok())
+            .map(|g| (g.table, g.checksum));
         let good = c.result.ok();
-        checksums.push(
-            good.as_ref()
-                .map(|g| g.checksum.clone())
-                .unwrap_or_default(),
-        );
-        tables.push(good.map(|g| g.table));
+        checksums[n] = good
+            .as_ref()
+            .map(|g| g.checksum.clone())
+            .unwrap_or_default();
+        tables[n] = good.map(|g| g.table);
     }
-    checksums.resize(b as usize + 1, String::new());
-    distance_tables.resize_with(b as usize + 1, || None);
-    tables.resize_with(b as usize + 1, || None);
     let recorded_flags: Vec<bool> = (0..=b)
         .map(|n| {
             root && manifest
@@ -409,6 +413,9 @@ pub fn verify_deep(
     // Whether every tier below the current one is re-proved (now or before, recorded).
     let mut proven = true;
     for n in 0..=b {
+        if absent(n) {
+            continue;
+        }
         let size = oware_db::index::TierIndex::new(n, oware_db::index::IndexKind::Reachable).size();
         let recorded = recorded_flags.get(n as usize).copied().unwrap_or(false);
         let checksum = std::mem::take(&mut checksums[n as usize]);
