@@ -145,7 +145,7 @@ fn recorded_verified(dir: &Path, manifest: Option<&Manifest>, rules: &Rules, tie
     };
     let recorded = tiers.iter().all(|t| {
         m.tiers
-            .get(&t)
+            .get(t)
             .is_some_and(|e| e.verified.as_ref() == Some(&e.checksum))
     });
     if !recorded {
