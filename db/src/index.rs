@@ -377,6 +377,40 @@ impl TierIndex {
         rank_packed!(self, x)
     }
 
+    /// The rank of the packed board `x` of this tier in three parts, `(ra, nb, base)` with
+    /// `rank = base + ra · nb`: `ra` depends on the mover's side only, `nb` and `base` on the
+    /// opponent's side only (see the module's layout). What a reader of another order that
+    /// keeps one side fixed over a run of positions computes once per run.
+    pub(crate) fn rank_parts(&self, x: u128) -> (u64, u64, u64) {
+        let t = tables();
+        const TRIPLE: u128 = 0xFF_FFFF;
+        let [a1, a2, b1, b2] = [0, 24, 48, 72].map(|shift| (x >> shift & TRIPLE) as u32);
+        let (ta, tb) = (triple_sum(a1), triple_sum(b1));
+        let (ta2, tb2) = (triple_sum(a2), triple_sum(b2));
+        let m = (ta + ta2) & (SP - 1);
+        let sb = (tb + tb2) & (SP - 1);
+        let sb1 = (sb + 1) & (ROW - 1);
+        let n = usize::from(self.n) & (SP - 1);
+        let ra = t.off6_dense[m][ta] + rank3(t, a1) * t.n3[ta2] + rank3(t, a2);
+        let (b1, b2) = (rank3(t, b1), rank3(t, b2));
+        let (rb, nb) = match self.kind {
+            IndexKind::Dense => (
+                t.off6_dense[sb][tb] + b1 * t.n3[tb2] + b2,
+                t.off6_dense[sb][sb1],
+            ),
+            IndexKind::Reachable => {
+                let z1 = t.z3[tb];
+                let inner = if b1 < z1 {
+                    b1 * t.n3[tb2] + b2
+                } else {
+                    z1 * t.n3[tb2] + (b1 - z1) * t.z3[tb2] + b2
+                };
+                (t.off6_zero[sb][tb] + inner, t.off6_zero[sb][sb1])
+            }
+        };
+        (ra, nb, t.off12[self.kind as usize][n][m] + rb)
+    }
+
     /// The position with index `i`.
     ///
     /// # Panics

@@ -19,7 +19,7 @@ use crate::format::{
 };
 use crate::huffman::Model;
 use crate::index::{IndexKind, TierIndex};
-use crate::romein::{self, RomeinOrder};
+use crate::romein::{self, RomeinOrder, RomeinRuns};
 use crate::rules::Rules;
 
 /// Bytes of decoded units (blocks or sub-blocks) a table keeps in its cache (at least 16).
@@ -74,8 +74,8 @@ pub struct Table {
     model: Option<Model>,
     /// The mapped file, kept open for [`Table::check_file`] (none for a table in memory).
     file: Option<File>,
-    /// For a Romein-Bal file: its order, and its checksum once computed.
-    romein: Option<(RomeinOrder, OnceLock<String>)>,
+    /// For a Romein-Bal file: its order, its checksum and runs once computed.
+    romein: Option<(RomeinOrder, OnceLock<String>, OnceLock<RomeinRuns>)>,
 }
 
 /// Entries per "block" of a Romein-Bal file: what [`Table::block_entries`] reports for it, a
@@ -198,19 +198,20 @@ impl Table {
             cache: Vec::new(),
             model: None,
             file: Some(file),
-            romein: Some((order, OnceLock::new())),
+            romein: Some((order, OnceLock::new(), OnceLock::new())),
         })
     }
 
     /// The Romein-Bal order of a table opened from a `scores.N` file
     /// ([`Table::open_romein`]); `None` for a table of this crate's format.
     pub fn romein(&self) -> Option<RomeinOrder> {
-        self.romein.as_ref().map(|(o, _)| *o)
+        self.romein.as_ref().map(|(o, ..)| *o)
     }
 
     /// Calls `f(index, score)` for the positions of a Romein-Bal file
     /// ([`Table::open_romein`]) with Goedel numbers `goedel`, in file order: the entry of
-    /// each in this table's (reachable) index, and its score. The bytes are read in order
+    /// each in this table's (reachable) index, and its score ([`RomeinRuns`]; a byte out of
+    /// range is passed on too, and the error returned at the end). The bytes are read in order
     /// and their pages released from the resident set once read ([`Table::release_pages`]):
     /// the way to read such a file whole, or in parallel ranges, at the speed of the disk.
     ///
@@ -222,7 +223,7 @@ impl Table {
         goedel: std::ops::Range<u64>,
         mut f: impl FnMut(u64, i8),
     ) -> Result<(), Error> {
-        let Some((order, _)) = &self.romein else {
+        let Some((order, _, runs)) = &self.romein else {
             return Err(Error::InvalidState(format!(
                 "{}: not a Romein-Bal file",
                 self.path.display()
@@ -235,14 +236,19 @@ impl Table {
                 len: self.header.entries,
             });
         }
-        let index = TierIndex::new(n, IndexKind::Reachable);
+        let runs =
+            runs.get_or_init(|| RomeinRuns::new(*order, TierIndex::new(n, IndexKind::Reachable)));
         let bytes = &self.map[goedel.start as usize..goedel.end as usize];
-        for (k, (p, &b)) in order.walk(goedel.start).zip(bytes).enumerate() {
-            let v = b as i8;
+        let mut bad = None;
+        runs.for_each(goedel.clone(), |g, i| {
+            let v = bytes[(g - goedel.start) as usize] as i8;
             if v.unsigned_abs() > n {
-                return Err(self.romein_score(goedel.start + k as u64, v));
+                bad.get_or_insert((g, v));
             }
-            f(index.rank_unchecked(&p), v);
+            f(i, v);
+        });
+        if let Some((g, v)) = bad {
+            return Err(self.romein_score(g, v));
         }
         if let Bytes::Map(m) = &self.map {
             release(m, goedel.start as usize, bytes.len());
@@ -485,7 +491,7 @@ impl Table {
     /// For a Romein-Bal file, which stores none: the blake3 hash of the whole file, computed
     /// on the first call.
     pub fn checksum_hex(&self) -> String {
-        if let Some((_, sum)) = &self.romein {
+        if let Some((_, sum, _)) = &self.romein {
             return sum
                 .get_or_init(|| format::hex(blake3::hash(&self.map).as_bytes()))
                 .clone();
@@ -572,7 +578,7 @@ impl Table {
                 len: self.header.entries,
             });
         }
-        if let Some((order, _)) = &self.romein {
+        if let Some((order, ..)) = &self.romein {
             return self.get_romein(order, index);
         }
         let be = u64::from(self.header.block_entries);
@@ -684,7 +690,7 @@ impl Table {
                 index: first.saturating_add(out.len() as u64).saturating_sub(1),
                 len: entries,
             })?;
-        if let Some((order, _)) = &self.romein {
+        if let Some((order, ..)) = &self.romein {
             let cursor = TierIndex::new(self.header.tier, IndexKind::Reachable).cursor(first, end);
             for (o, p) in out.iter_mut().zip(cursor) {
                 let g = order.rank_unchecked(&p);
