@@ -218,7 +218,7 @@ fn a_scores_directory_probes_and_verifies_as_the_tables_it_came_from() {
 #[test]
 fn a_flipped_score_is_located_and_bad_files_are_named() {
     let tmp = tempfile::tempdir().unwrap();
-    let (_, vu) = exported(tmp.path(), 12);
+    let (ours, vu) = exported(tmp.path(), 12);
     // One score changed: the deep verification names the position and both scores.
     let flipped = tmp.path().join("flipped");
     copy_scores(&vu, &flipped, 0..=12);
@@ -274,6 +274,14 @@ fn a_flipped_score_is_located_and_bad_files_are_named() {
         "{e}"
     );
     let out = run(&["verify", "--deep", "--tiers", "9", "--dir", s(&bad)]);
+    assert!(!out.status.success());
+    // A foreign file under their name: one of our tables.
+    let foreign = tmp.path().join("foreign");
+    copy_scores(&vu, &foreign, 0..=8);
+    std::fs::copy(ours.join("tier-09.owt"), foreign.join("scores.9")).unwrap();
+    let e = text(&run(&["probe", "--dir", s(&foreign), probe9]).stderr);
+    assert!(e.contains("scores.9") && e.contains("a Romein-Bal file of tier 9"), "{e}");
+    let out = run(&["verify", "--dir", s(&foreign)]);
     assert!(!out.status.success());
     #[cfg(unix)]
     {

@@ -621,3 +621,52 @@ fn answers_do_not_reveal_where_the_tables_are() {
         "{v}"
     );
 }
+
+#[test]
+fn a_directory_of_romein_bal_files_is_served() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (ours, vu) = (tmp.path().join("ours"), tmp.path().join("vu"));
+    ok(&[
+        "generate",
+        "--rules",
+        "awari",
+        "--no-distance",
+        "--max-seeds",
+        "16",
+        "--dir",
+        ours.to_str().unwrap(),
+    ]);
+    ok(&[
+        "export",
+        "--format",
+        "romein",
+        "--dir",
+        ours.to_str().unwrap(),
+        "--out",
+        vu.to_str().unwrap(),
+    ]);
+    let server = Server::start(&vu);
+    let (status, body) = server.get("/api/v1/probe?position=1,1,1,1,1,2,4,2,3,0,0,0");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["rules"], "awari");
+    assert_eq!(body["score"], 0);
+    let mut values: Vec<(u64, i64)> = body["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["house"].as_u64().unwrap(), m["score"].as_i64().unwrap()))
+        .collect();
+    values.sort();
+    let values: Vec<i64> = values.into_iter().map(|(_, s)| s).collect();
+    assert_eq!(values, [-1, -1, -2, -2, -2, 0]);
+    // The same answers as the tables the files came from, move for move.
+    let tb = oware_db::Tablebase::open(&ours).unwrap();
+    let mut rng = fastrand::Rng::with_seed(16);
+    for _ in 0..200 {
+        let n = rng.u8(1..=16);
+        let p = random_position(&mut rng, n);
+        let (status, body) = server.get(&format!("/api/v1/probe?position={}", query(&p)));
+        assert_eq!(status, 200, "{p}: {body}");
+        assert_eq!(body["score"], i64::from(tb.score(&p).unwrap()), "{p}");
+    }
+}
