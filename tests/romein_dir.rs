@@ -199,6 +199,45 @@ fn a_scores_directory_probes_and_verifies_as_the_tables_it_came_from() {
         .collect();
     assert!(after == theirs, "the scores files were changed");
 
+    // A directory holding both: our tables by default, their files with --format romein.
+    let both = tmp.path().join("both");
+    copy_scores(&vu, &both, 0..=16);
+    for n in 0..=16u8 {
+        let f = format!("tier-{n:02}.owt");
+        std::fs::copy(ours.join(&f), both.join(&f)).unwrap();
+    }
+    let p16 = "1 1 1 1 1 2 4 2 3 0 0 0";
+    let out = ok(&[
+        "probe",
+        "--json",
+        "--format",
+        "romein",
+        "--dir",
+        s(&both),
+        p16,
+    ]);
+    assert!(out.contains("\"score\": 0"), "{out}");
+    let out = ok(&["info", "--quick", "--format", "romein", "--dir", s(&both)]);
+    assert!(out.contains("Romein-Bal") && out.contains("raw"), "{out}");
+    std::fs::write(both.join("scores.16"), b"short").unwrap();
+    let e = text(&run(&["probe", "--format", "romein", "--dir", s(&both), p16]).stderr);
+    assert!(e.contains("scores.16: 5 bytes"), "{e}");
+    ok(&["probe", "--dir", s(&both), p16]);
+    let e = text(
+        &run(&[
+            "probe",
+            "--format",
+            "romein",
+            "--rules",
+            "abapa",
+            "--dir",
+            s(&both),
+            p16,
+        ])
+        .stderr,
+    );
+    assert!(e.contains("`awari`, not `abapa`"), "{e}");
+
     // On simulated ranks, and with the lower tiers read in slices: the same verdicts.
     let part = tmp.path().join("part");
     copy_scores(&vu, &part, 0..=14);
@@ -280,7 +319,10 @@ fn a_flipped_score_is_located_and_bad_files_are_named() {
     copy_scores(&vu, &foreign, 0..=8);
     std::fs::copy(ours.join("tier-09.owt"), foreign.join("scores.9")).unwrap();
     let e = text(&run(&["probe", "--dir", s(&foreign), probe9]).stderr);
-    assert!(e.contains("scores.9") && e.contains("a Romein-Bal file of tier 9"), "{e}");
+    assert!(
+        e.contains("scores.9") && e.contains("a Romein-Bal file of tier 9"),
+        "{e}"
+    );
     let out = run(&["verify", "--dir", s(&foreign)]);
     assert!(!out.status.success());
     #[cfg(unix)]

@@ -118,6 +118,8 @@ pub struct Tablebase {
     distances: Vec<OnceLock<Table>>,
     /// Whether every use of an open table first checks its file ([`Table::check_file`]).
     check_files: bool,
+    /// Whether the tiers are read from Romein-Bal files only ([`Tablebase::open_romein`]).
+    romein: bool,
 }
 
 impl Tablebase {
@@ -189,6 +191,31 @@ impl Tablebase {
             tables: (0..=MAX_SEEDS).map(|_| OnceLock::new()).collect(),
             distances: (0..=MAX_SEEDS).map(|_| OnceLock::new()).collect(),
             check_files: false,
+            romein: false,
+        }
+    }
+
+    /// Opens the directory `dir` as one of the Romein-Bal Awari databases: tier `n` is read
+    /// from `scores.N` ([`Table::open_romein`]) whatever else the directory holds, under the
+    /// `awari` rules. ([`Tablebase::open`] reads such a directory the same way when it holds
+    /// `scores.N` files and no `tier-NN.owt`.) The files hold no distances.
+    ///
+    /// # Errors
+    /// [`Error::Io`] if `dir` is not a readable directory.
+    pub fn open_romein(dir: &Path) -> Result<Tablebase, Error> {
+        std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+        let mut tb = Self::with(vec![(dir.to_path_buf(), None)], Rules::AWARI);
+        tb.romein = true;
+        Ok(tb)
+    }
+
+    /// The file of tier `n` in `dir`: `scores.N` for [`Tablebase::open_romein`], else as
+    /// [`manifest::tier_path`] finds it.
+    fn file_of(&self, dir: &Path, manifest: Option<&Manifest>, n: u8) -> PathBuf {
+        if self.romein {
+            dir.join(crate::romein::file_name(n))
+        } else {
+            manifest::tier_path(dir, manifest, n)
         }
     }
 
@@ -218,7 +245,7 @@ impl Tablebase {
     fn source(&self, n: u8) -> &(PathBuf, Option<Manifest>) {
         self.dirs
             .iter()
-            .find(|(d, m)| manifest::tier_path(d, m.as_ref(), n).exists())
+            .find(|(d, m)| self.file_of(d, m.as_ref(), n).exists())
             .unwrap_or(&self.dirs[0])
     }
 
@@ -233,10 +260,11 @@ impl Tablebase {
     }
 
     /// The path of tier `n`'s table: in the first directory that holds it (of several), the
-    /// file its manifest names for it, or `tier-NN.owt` ([`manifest::tier_path`]).
+    /// file its manifest names for it, or `tier-NN.owt` ([`manifest::tier_path`]; `scores.N`
+    /// for [`Tablebase::open_romein`]).
     pub fn tier_path(&self, n: u8) -> PathBuf {
         let (dir, manifest) = self.source(n);
-        manifest::tier_path(dir, manifest.as_ref(), n)
+        self.file_of(dir, manifest.as_ref(), n)
     }
 
     /// The table of tier `n`, opened (and checked against the rules) on first use.
@@ -257,7 +285,7 @@ impl Tablebase {
             return Ok(t);
         }
         let (dir, manifest) = self.source(n);
-        let path = manifest::tier_path(dir, manifest.as_ref(), n);
+        let path = self.file_of(dir, manifest.as_ref(), n);
         let t = self.open_checked(path, n, Values::Scores, |path| Error::MissingTier {
             tier: n,
             path,
@@ -361,6 +389,10 @@ impl Tablebase {
         }
         let (dir, manifest) = self.source(n);
         let path = manifest::distance_path(dir, manifest.as_ref(), n);
+        if self.romein {
+            // Romein-Bal files hold scores only.
+            return Err(Error::MissingDistances { tier: n, path });
+        }
         let t = self.open_checked(path.clone(), n, Values::Distances, |path| {
             Error::MissingDistances { tier: n, path }
         })?;

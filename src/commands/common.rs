@@ -160,14 +160,26 @@ pub fn parse_tiers(s: &str) -> Result<TierSelection, String> {
 }
 
 /// Opens the tables of `dir` for probes under the rules of [`resolve_rules`]:
-/// [`Tablebase::open_with_rules`] with `--rules`, [`Tablebase::open`] without.
+/// [`Tablebase::open_with_rules`] with `--rules`, [`Tablebase::open`] without;
+/// [`Tablebase::open_romein`] with `--format romein`.
 ///
 /// # Errors
 /// As [`Tablebase::open_with_rules`], in the context of the directory.
-pub fn open_tablebase(dir: &Path, asked: Option<Rules>) -> anyhow::Result<Tablebase> {
-    let tb = match asked {
-        Some(rules) => Tablebase::open_with_rules(dir, &rules),
-        None => Tablebase::open(dir),
+pub fn open_tablebase(
+    dir: &Path,
+    asked: Option<Rules>,
+    format: Option<super::romein::Format>,
+) -> anyhow::Result<Tablebase> {
+    let tb = match (format, asked) {
+        (Some(super::romein::Format::Romein), Some(rules)) if rules != Rules::AWARI => {
+            anyhow::bail!(
+                "--format romein reads the Romein-Bal databases, whose rules are `awari`, not \
+                 `{rules}`"
+            )
+        }
+        (Some(super::romein::Format::Romein), _) => Tablebase::open_romein(dir),
+        (None, Some(rules)) => Tablebase::open_with_rules(dir, &rules),
+        (None, None) => Tablebase::open(dir),
     };
     tb.with_context(|| format!("opening the tables in {}", dir.display()))
 }

@@ -25,6 +25,10 @@ pub struct Args {
     /// Skip hashing every file (the checksum state is then `not checked`).
     #[arg(long)]
     pub quick: bool,
+    /// Describe the directory's Romein-Bal files (`scores.N`) only, even where it holds
+    /// tables of this program too.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<super::romein::Format>,
 }
 
 /// What `info` found about one tier.
@@ -36,7 +40,10 @@ struct TierInfo {
 
 fn tier_info(args: &Args, manifest: Option<&Manifest>, n: u8) -> TierInfo {
     let entry = manifest.and_then(|m| m.tiers.get(&n));
-    let path = tier_path(&args.dir, manifest, n);
+    let path = match args.format {
+        Some(super::romein::Format::Romein) => args.dir.join(romein::file_name(n)),
+        None => tier_path(&args.dir, manifest, n),
+    };
     let file = path
         .file_name()
         .map_or_else(String::new, |f| f.to_string_lossy().into_owned());
@@ -190,7 +197,14 @@ fn stats_line(s: &TierStats) -> String {
 /// # Errors
 /// The directory cannot be read, or its manifest is bad.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let manifest = Manifest::load(&args.dir)?;
+    let forced = args.format.is_some();
+    // Forced to their files, the manifest (which describes this program's tables) is set
+    // aside.
+    let manifest = if forced {
+        None
+    } else {
+        Manifest::load(&args.dir)?
+    };
     let mut tiers: BTreeSet<u8> = manifest
         .as_ref()
         .map(|m| m.tiers.keys().copied().collect())
@@ -200,11 +214,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     {
         let name = e?.file_name();
         let name = name.to_string_lossy();
-        if let Some(n) = tier_of_file_name(&name).or_else(|| romein::tier_of_file_name(&name)) {
+        let n = if forced {
+            romein::tier_of_file_name(&name)
+        } else {
+            tier_of_file_name(&name).or_else(|| romein::tier_of_file_name(&name))
+        };
+        if let Some(n) = n {
             tiers.insert(n);
         }
     }
-    let romein = holds_romein_files(&args.dir);
+    let romein = forced || holds_romein_files(&args.dir);
     let infos: Vec<TierInfo> = tiers
         .iter()
         .map(|&n| tier_info(&args, manifest.as_ref(), n))

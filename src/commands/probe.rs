@@ -17,6 +17,11 @@ pub struct Args {
     /// Directory of the tables.
     #[arg(long, default_value = "tables")]
     pub dir: PathBuf,
+    /// Read the directory as Romein-Bal files (`scores.N`, rules `awari`) even where it
+    /// holds tables of this program too (a directory with `scores.N` files and no
+    /// `tier-NN.owt` is read so without it).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<super::romein::Format>,
     /// Rules the tables must have been built with (e.g. `abapa`, `awari`,
     /// `abapa+grand-slam=illegal`; default: those of the tables).
     #[arg(long)]
@@ -97,7 +102,7 @@ impl std::error::Error for MissingTier {}
 
 /// The work of [`run`].
 fn probe(args: &Args) -> anyhow::Result<ExitCode> {
-    let tb = open_tablebase(&args.dir, args.rules)?;
+    let tb = open_tablebase(&args.dir, args.rules, args.format)?;
     let rules = *tb.rules();
     if args.position.len() == 1 && args.position[0] == "-" {
         if args.line || args.captured.is_some() {

@@ -24,6 +24,11 @@ pub struct Args {
     /// Directory of the tables.
     #[arg(long, default_value = "tables")]
     pub dir: PathBuf,
+    /// Read the directory as Romein-Bal files (`scores.N`, rules `awari`) even where it
+    /// holds tables of this program too (a directory with `scores.N` files and no
+    /// `tier-NN.owt` is read so without it).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<super::romein::Format>,
     /// Rules the tables must have been built with (default: those of the tables).
     #[arg(long)]
     pub rules: Option<Rules>,
@@ -59,7 +64,7 @@ const RESERVED_FILES: u64 = 32;
 /// # Errors
 /// The tables cannot be opened, the address cannot be bound, or the runtime cannot start.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let tb = open_tablebase(&args.dir, args.rules)?;
+    let tb = open_tablebase(&args.dir, args.rules, args.format)?;
     let oracle = Arc::new(Oracle::new(tb));
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     builder.enable_all().thread_name("serve");
