@@ -36,6 +36,7 @@ fn build(dir: &Path, rules: &Rules) {
             TierEntry {
                 verified: None,
                 distance: None,
+                source: None,
                 file: w.file,
                 entries: size,
                 file_size: w.file_size,

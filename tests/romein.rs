@@ -374,3 +374,63 @@ fn streamed_export_and_import_are_byte_identical_to_whole_ones() {
     assert_eq!(tables(&a), tables(&b));
     assert_eq!(tables(&a), tables(&ours));
 }
+
+#[test]
+fn an_export_keeps_what_it_wrote_before_from_the_same_tables() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (ours, files, zstd) = (
+        tmp.path().join("ours"),
+        tmp.path().join("romein"),
+        tmp.path().join("zstd"),
+    );
+    generate(&ours, "awari", 10);
+    let export = |from: &Path| {
+        ok(&[
+            "export",
+            "--format",
+            "romein",
+            "--dir",
+            s(from),
+            "--out",
+            s(&files),
+        ])
+    };
+    let out = export(&ours);
+    assert!(!out.contains("kept"), "{out}");
+    let first: Vec<Vec<u8>> = (0..=10)
+        .map(|n| std::fs::read(files.join(format!("scores.{n}"))).unwrap())
+        .collect();
+    // Everything kept; a damaged file written again, the same.
+    let out = export(&ours);
+    assert!(out.contains("11 tiers kept from before"), "{out}");
+    let five = files.join("scores.5");
+    let mut bytes = std::fs::read(&five).unwrap();
+    bytes[7] = bytes[7].wrapping_add(1);
+    std::fs::write(&five, &bytes).unwrap();
+    let out = export(&ours);
+    assert!(
+        out.contains("10 tiers kept") && !out.contains("tier 5: kept"),
+        "{out}"
+    );
+    assert_eq!(std::fs::read(&five).unwrap(), first[5]);
+    // The same scores from another table (another compression): written again.
+    ok(&[
+        "recompress",
+        "--dir",
+        s(&ours),
+        "--out",
+        s(&zstd),
+        "--compression",
+        "zstd",
+    ]);
+    let out = export(&zstd);
+    assert!(!out.contains("kept"), "{out}");
+    for (n, f) in first.iter().enumerate() {
+        assert_eq!(
+            &std::fs::read(files.join(format!("scores.{n}"))).unwrap(),
+            f
+        );
+    }
+    // The directory written is a table directory, recorded.
+    ok(&["verify", "--dir", s(&files)]);
+}

@@ -107,7 +107,10 @@ fn deep_options(dir: &Path, max: u8, slice_bytes: Option<u64>) -> VerifyOptions 
 fn a_scores_directory_probes_and_verifies_as_the_tables_it_came_from() {
     let tmp = tempfile::tempdir().unwrap();
     let (ours, vu) = exported(tmp.path(), 16);
-    let theirs = files(&vu);
+    let theirs: Vec<(String, Vec<u8>)> = files(&vu)
+        .into_iter()
+        .filter(|(n, _)| n.starts_with("scores."))
+        .collect();
     let a = Tablebase::open(&ours).unwrap();
     let b = Tablebase::open(&vu).unwrap();
     assert_eq!(*b.rules(), Rules::AWARI);
@@ -274,6 +277,33 @@ fn a_flipped_score_is_located_and_bad_files_are_named() {
     assert!(o.contains("tier 11") && o.contains("FAILED"), "{o}");
     assert!(o.contains(&p.to_string()), "{p} not named: {o}");
     assert!(o.contains(&format!("{:+}", -was)), "{o}");
+
+    // Re-proved in stages: each stage records its tiers, and the last finds them all.
+    let staged = tmp.path().join("staged");
+    copy_scores(&vu, &staged, 0..=12);
+    let out = ok(&["verify", "--deep", "--tiers", "..=8", "--dir", s(&staged)]);
+    assert!(
+        out.contains("recorded as verified in the manifest: tiers 0..=8"),
+        "{out}"
+    );
+    let out = ok(&["verify", "--deep", "--tiers", "..=12", "--dir", s(&staged)]);
+    assert!(
+        out.contains("recorded as verified in the manifest: tiers 9..=12"),
+        "{out}"
+    );
+    let m = oware_db::manifest::Manifest::load(&staged)
+        .unwrap()
+        .unwrap();
+    assert!((0..=12).all(|n| m.tiers[&n].verified.as_ref() == Some(&m.tiers[&n].checksum)));
+    let out = ok(&[
+        "verify",
+        "--start",
+        "--seeds-per-house",
+        "1",
+        "--dir",
+        s(&staged),
+    ]);
+    assert!(out.contains("deep-verified before"), "{out}");
 
     // A missing tier, a short or long file, a byte out of range, a named pipe: one line
     // naming the file.

@@ -158,15 +158,10 @@ pub fn expected_tiers(dir: &Path, manifest: Option<&Manifest>) -> io::Result<Vec
         }
     }
     // A directory of the Romein-Bal databases has no tier 47 ([`romein::ABSENT_TIER`]).
-    let theirs = crate::manifest::holds_romein_files(dir)
-        || manifest.is_some_and(|m| {
-            m.tiers
-                .values()
-                .any(|e| romein::tier_of_file_name(&e.file).is_some())
-        });
+    let absent = crate::manifest::absent_tier(dir, manifest);
     Ok(match tiers.last() {
         Some(&max) => (0..=max)
-            .filter(|&n| tiers.contains(&n) || !romein::absent_by_design(theirs, n))
+            .filter(|&n| tiers.contains(&n) || absent != Some(n))
             .collect(),
         None => Vec::new(),
     })
@@ -238,6 +233,7 @@ pub fn check_distance_file(
         stats: None,
         verified: None,
         distance: None,
+        source: None,
     });
     check_table(table, n, rules, as_tier.as_ref())
 }

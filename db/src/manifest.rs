@@ -60,6 +60,10 @@ pub struct TierEntry {
     /// one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distance: Option<DistanceEntry>,
+    /// For a file written by `oware export` (a Romein-Bal `scores.N`), the checksum of the
+    /// table it was exported from: a rerun keeps the file only if that table is unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 /// A tier's distance table in the manifest.
@@ -298,6 +302,21 @@ pub fn tier_path(dir: &Path, manifest: Option<&Manifest>, n: u8) -> PathBuf {
     ours
 }
 
+/// The tier a directory of the Romein-Bal databases lacks by design
+/// ([`romein::ABSENT_TIER`]): `Some(47)` when `dir` is one of theirs (it holds `scores.N`
+/// files and no `tier-NN.owt`, or its manifest names `scores.N` files) and has no file for
+/// tier 47; `None` otherwise. Checks and deep verification pass that tier over.
+pub fn absent_tier(dir: &Path, manifest: Option<&Manifest>) -> Option<u8> {
+    let theirs = holds_romein_files(dir)
+        || manifest.is_some_and(|m| {
+            m.tiers
+                .values()
+                .any(|e| romein::tier_of_file_name(&e.file).is_some())
+        });
+    let n = romein::ABSENT_TIER;
+    (theirs && fs::symlink_metadata(tier_path(dir, manifest, n)).is_err()).then_some(n)
+}
+
 /// Whether `dir` holds a file of the Romein-Bal databases (`scores.N`) and no table of this
 /// crate's format (`tier-NN.owt`).
 pub fn holds_romein_files(dir: &Path) -> bool {
@@ -367,6 +386,7 @@ mod tests {
         TierEntry {
             verified: None,
             distance: None,
+            source: None,
             file: tier_file_name(n),
             entries: tier_size(n, IndexKind::Reachable),
             file_size: 136,

@@ -27,14 +27,9 @@ pub fn tier_of_file_name(name: &str) -> Option<u8> {
 
 /// The tier the Romein-Bal databases leave out (there is no `scores.47`): no Awari game
 /// has 47 seeds on the board, since every capture takes at least 2, and no tier of theirs
-/// reads it (the captures from tier 48 reach tiers 30..=46).
+/// reads it (the captures from tier 48 reach tiers 30..=46). See
+/// [`crate::manifest::absent_tier`].
 pub const ABSENT_TIER: u8 = 47;
-
-/// Whether tier `n` is one a directory of the Romein-Bal databases (`holds_romein`) may lack
-/// by design ([`ABSENT_TIER`]): readers and checks then pass it over.
-pub fn absent_by_design(holds_romein: bool, n: u8) -> bool {
-    holds_romein && n == ABSENT_TIER
-}
 
 /// Seeds a digit may hold: 0..=48.
 const COUNTS: usize = MAX_SEEDS as usize + 1;
@@ -271,19 +266,36 @@ fn mover_sides(m: u8) -> impl Iterator<Item = u128> {
     })
 }
 
+/// The `ra` (the index's rank part of the mover side, the same for every tier and kind;
+/// [`TierIndex`]) of every mover side of `m` seeds, in the order of a run of the files:
+/// built on first use, once per process, and kept (4 bytes per side, [`runs_bytes`]).
+fn ra_of_sides(m: u8) -> &'static [u32] {
+    static TABLES: [OnceLock<Vec<u32>>; COUNTS] = [const { OnceLock::new() }; COUNTS];
+    TABLES[usize::from(m)].get_or_init(|| {
+        let index = TierIndex::new(m, crate::index::IndexKind::Reachable);
+        mover_sides(m)
+            .map(|a| index.rank_parts(a).0 as u32)
+            .collect()
+    })
+}
+
+/// Bytes of the tables a reader of the files of tiers up to `n` builds ([`RomeinRuns`]): 4
+/// per mover side of `0..=n` seeds, `4 · C(n+6, 6)`: 1.5 MB at tier 22, 21 MB at tier 36,
+/// 103 MB at tier 48.
+pub fn runs_bytes(n: u8) -> u64 {
+    4 * binomial(usize::from(n) + 6, 6)
+}
+
 /// A tier's positions in the Romein-Bal order mapped to the entries of an index of this
 /// library, run by run: the files hold, for each opponent side (houses 6..12, a run of the
 /// order), every mover side of the remaining seeds in a fixed order, and an index's rank is
 /// `base + ra · nb` with `ra` of the mover side and `base`, `nb` of the opponent side
 /// ([`TierIndex`]). So each run costs one rank, and each position one look-up of `ra` in a
-/// table of every mover side of `0..=n` seeds (4 bytes each, `C(n+6, 6)` of them: 1.5 MB at
-/// tier 22, 103 MB at tier 48).
-#[derive(Clone, Debug)]
+/// table of every mover side, shared by every tier ([`runs_bytes`]).
+#[derive(Clone, Copy, Debug)]
 pub struct RomeinRuns {
     order: RomeinOrder,
     index: TierIndex,
-    /// For each `m`, the `ra` of every mover side of `m` seeds, in the files' order.
-    ra: Vec<Vec<u32>>,
 }
 
 impl RomeinRuns {
@@ -294,14 +306,7 @@ impl RomeinRuns {
     /// If `index` is of another tier.
     pub fn new(order: RomeinOrder, index: TierIndex) -> Self {
         assert_eq!(order.tier(), index.tier(), "an index of another tier");
-        let ra = (0..=order.tier())
-            .map(|m| {
-                mover_sides(m)
-                    .map(|a| index.rank_parts(a).0 as u32)
-                    .collect()
-            })
-            .collect();
-        RomeinRuns { order, index, ra }
+        RomeinRuns { order, index }
     }
 
     /// Calls `f(g, i)` for every Goedel number `g` of `goedel`, in order, with the index
@@ -324,7 +329,7 @@ impl RomeinRuns {
             let first = opponent | u128::from(m);
             let start = self.order.rank_unchecked(&Position::from_packed(first));
             let (_, nb, base) = self.index.rank_parts(first);
-            let ra = &self.ra[usize::from(m)];
+            let ra = ra_of_sides(m);
             let j0 = (g - start) as usize;
             let j1 = ra.len().min(j0 + (goedel.end - g) as usize);
             for &r in &ra[j0..j1] {
@@ -449,7 +454,7 @@ mod tests {
     #[test]
     fn runs_map_every_number_to_the_index_of_its_position() {
         use crate::index::IndexKind;
-        for n in [0u8, 1, 5, 9, 14, 20] {
+        for n in [0u8, 1, 5, 9, 14, 20, 36, 48] {
             let order = RomeinOrder::new(n);
             let size = order.size();
             for kind in [IndexKind::Reachable, IndexKind::Dense] {
@@ -459,8 +464,11 @@ mod tests {
                 if n >= 14 {
                     starts.retain(|&s| s > 0);
                 }
+                if n >= 36 {
+                    starts = (1..6).map(|k| k * (size / 7) + 12_345).collect();
+                }
                 for s in starts {
-                    let len = (size - s).min(40_000);
+                    let len = (size - s).min(if n >= 36 { 5_000 } else { 40_000 });
                     let mut expected = order.walk(s).map(|p| index.rank_unchecked(&p));
                     let mut count = 0;
                     runs.for_each(s..s + len, |g, i| {

@@ -57,6 +57,7 @@ fn a_table_from_bytes_reads_as_from_its_file() {
         let entry = TierEntry {
             verified: None,
             distance: None,
+            source: None,
             file: "tier-04.owt".into(),
             entries: mem.len(),
             file_size: mem.file_size(),

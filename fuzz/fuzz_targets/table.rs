@@ -72,6 +72,9 @@ fuzz_target!(|data: &[u8]| {
             file_size: table.file_size(),
             checksum: sum,
             stats: None,
+            verified: None,
+            distance: None,
+            source: None,
         };
         let (tier, rules) = (table.tier(), table.rules());
         let _ = check_table(table, tier, &rules, Some(&entry));

@@ -63,8 +63,16 @@ fn tier_info(args: &Args, manifest: Option<&Manifest>, n: u8) -> TierInfo {
         }
     };
     let (state, mut ok) = checksum_state(args, &t);
+    // A Romein-Bal file stores no checksum: its hash is the whole file read, which --quick
+    // skips (the manifest's, if any, is shown instead).
+    let unhashed = args.quick && t.romein().is_some();
+    let checksum = if unhashed {
+        entry.map(|e| e.checksum.clone())
+    } else {
+        Some(t.checksum_hex())
+    };
     let state = match entry {
-        Some(e) if e.checksum != t.checksum_hex() => {
+        Some(e) if checksum.as_ref().is_some_and(|c| *c != e.checksum) => {
             ok = false;
             format!("{state}; differs from the manifest ({})", e.checksum)
         }
@@ -104,7 +112,7 @@ fn tier_info(args: &Args, manifest: Option<&Manifest>, n: u8) -> TierInfo {
         t.compression().name()
     });
     row["compression_level"] = json!(t.compression_level());
-    row["checksum"] = json!(t.checksum_hex());
+    row["checksum"] = json!(checksum);
     row["checksum_state"] = json!(state);
     if let Some((d, good)) = distance_info(args, manifest, n) {
         row["distances"] = d;

@@ -163,6 +163,7 @@ fn rewrite(args: &Args) -> anyhow::Result<ExitCode> {
             TierEntry {
                 verified: None,
                 distance,
+                source: None,
                 file: w.file.clone(),
                 entries: table.len(),
                 file_size: w.file_size,

@@ -78,22 +78,25 @@ const PROJECTED_BITS: f64 = 3.7;
 /// source too many times.
 const LEAST_RANGE: u64 = 1 << 20;
 
-/// The bytes of tier `n` (`size` positions) that `what` (export, import) holds at a time:
-/// all of them when they fit in the memory available (`OWARE_MEMORY_LIMIT`, or the
-/// system's) beside `overhead` bytes and the process, or else the most that does;
-/// `OWARE_SLICE_BYTES` sets it (tests, measurements). Refused when not even
-/// [`LEAST_RANGE`] fits, before anything is written for the tier.
+/// The positions of tier `n` (`size` of them) that `what` (export, import) converts at a
+/// time: all of them when they fit in the memory available (`OWARE_MEMORY_LIMIT`, or the
+/// system's) beside `overhead` bytes and the process (an import holds two bytes per position
+/// of a range, an export one), or else the most that do; `OWARE_SLICE_BYTES` sets it
+/// (tests, measurements). Refused when not even [`LEAST_RANGE`] fits, before anything is
+/// written for the tier.
 fn ranges(n: u8, size: u64, overhead: u64, what: &str) -> anyhow::Result<u64> {
     if let Some(r) = crate::commands::generate::slice_bytes_from_env()? {
         return Ok(r.clamp(1, size.max(1)));
     }
+    // `import` holds a range of scores and its encoded blocks.
+    let per_range = match what {
+        "import" => 2,
+        _ => 1,
+    };
     let available = crate::commands::env::available_memory()?;
     let budget = available.saturating_sub(oware_solver::memory::PROCESS_BYTES + overhead);
     let least = LEAST_RANGE.min(size);
-    let needed = match what {
-        "import" => 2 * least,
-        _ => least,
-    };
+    let needed = per_range * least;
     if budget < needed {
         bail!(
             "tier {n} needs at least {} of memory to {what} ({size} positions, in ranges of \
@@ -107,10 +110,7 @@ fn ranges(n: u8, size: u64, overhead: u64, what: &str) -> anyhow::Result<u64> {
             oware_solver::memory::human_bytes(available)
         );
     }
-    Ok(budget.min(match what {
-        "import" => 2 * size,
-        _ => size,
-    }))
+    Ok((budget / per_range).min(size))
 }
 
 /// Says, for a tier read in more than one range, how many.
@@ -150,6 +150,8 @@ fn tier_is_complete(dir: &Path, manifest: &Manifest, rules: &Rules, n: u8) -> bo
 /// be written (the disk is checked before each tier).
 pub fn run_export(args: ExportArgs) -> anyhow::Result<ExitCode> {
     let Format::Romein = args.format;
+    // Before any thread starts: an interrupt removes the partial file being written.
+    crate::signals::clean_up_on_signals();
     crate::commands::common::start_workers(None)?;
     let opening = || format!("opening the tables in {}", args.dir.display());
     let manifest = Manifest::load(&args.dir).with_context(opening)?;
@@ -177,6 +179,17 @@ pub fn run_export(args: ExportArgs) -> anyhow::Result<ExitCode> {
     }
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
+    let lock = TableDir::new(&args.out, crate::signals::cancel()).lock()?;
+    lock.remove_temporaries();
+    // The files written are recorded in a manifest beside them, each with the checksum of
+    // the table it came from, so that a rerun keeps what it would write again (for `awari`
+    // only: a manifest there says the files hold awari scores).
+    let mut record = match Manifest::load(&args.out)? {
+        Some(m) => Some(m),
+        None => (rules == Rules::AWARI).then(|| Manifest::new(&Rules::AWARI)),
+    }
+    .filter(|m| m.rules == rules);
+    let mut kept = 0;
     for n in tiers {
         let t0 = Instant::now();
         let path = tier_path(&args.dir, manifest.as_ref(), n);
@@ -192,22 +205,69 @@ pub fn run_export(args: ExportArgs) -> anyhow::Result<ExitCode> {
             );
         }
         let size = RomeinOrder::new(n).size();
+        let source = manifest
+            .as_ref()
+            .and_then(|m| m.tiers.get(&n))
+            .map_or_else(|| table.checksum_hex(), |e| e.checksum.clone());
+        let file = scores_file(&args.out, n);
+        if record
+            .as_ref()
+            .and_then(|m| m.tiers.get(&n))
+            .is_some_and(|e| exported_before(&file, n, e, &source))
+        {
+            println!(
+                "tier {n}: kept ({} was exported from this table before and is unchanged)",
+                file.display()
+            );
+            kept += 1;
+            continue;
+        }
         check_disk(n, size, &args.out)?;
         // One range of the file and one chunk of decoded scores.
         let overhead = oware_solver::export_overhead(n);
         let range = ranges(n, size, overhead, "export")?;
         say_ranges(n, size, range);
-        let file = scores_file(&args.out, n);
         let dir = TableDir::new(&args.out, crate::signals::cancel());
         oware_solver::export_romein(&dir, &table, &file, range)
             .with_context(|| format!("writing {}", file.display()))?;
+        if let Some(m) = &mut record {
+            let written = Table::open_romein(&file, n)?;
+            m.tiers.insert(
+                n,
+                TierEntry {
+                    file: oware_db::romein::file_name(n),
+                    entries: size,
+                    file_size: size,
+                    checksum: written.checksum_hex(),
+                    stats: None,
+                    verified: None,
+                    distance: None,
+                    source: Some(source),
+                },
+            );
+            let _writing = lock.writing();
+            m.save(&args.out)?;
+        }
         println!(
             "tier {n}: {} ({size} bytes) in {:.2} s",
             file.display(),
             t0.elapsed().as_secs_f64()
         );
     }
+    if kept > 0 {
+        println!("{kept} tiers kept from before");
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether `file` is what exporting tier `n` of the table with checksum `source` writes:
+/// the manifest beside it records it (`entry`) as exported from that table, and the file
+/// has the recorded length and checksum (recomputed over the whole file).
+fn exported_before(file: &Path, n: u8, entry: &TierEntry, source: &str) -> bool {
+    entry.source.as_deref() == Some(source)
+        && entry.file == oware_db::romein::file_name(n)
+        && Table::open_romein(file, n)
+            .is_ok_and(|t| t.file_size() == entry.file_size && t.checksum_hex() == entry.checksum)
 }
 
 /// Runs `oware import`.
@@ -317,7 +377,7 @@ fn import(args: &ImportArgs, tiers: &[u8]) -> anyhow::Result<ExitCode> {
         let source = Table::open_romein(&file, n)?;
         // One range of scores and its encoded blocks (at most as large).
         let be = u64::from(opts.block_entries.max(1));
-        let range = (ranges(n, size, 0, "import")? / 2 / be).max(1) * be;
+        let range = (ranges(n, size, 0, "import")? / be).max(1) * be;
         say_ranges(n, size, range);
         let writing = crate::signals::cancel().writing();
         let w = oware_solver::import_romein(
@@ -332,6 +392,7 @@ fn import(args: &ImportArgs, tiers: &[u8]) -> anyhow::Result<ExitCode> {
             TierEntry {
                 verified: None,
                 distance: None,
+                source: None,
                 file: w.file.clone(),
                 entries: size,
                 file_size: w.file_size,

@@ -65,6 +65,9 @@ impl Scattered {
 /// (reachable index) falls in `first..first + out.len()` scattered to its place. Every
 /// task's pages leave the resident set once read ([`Table::for_each_romein`]).
 fn read_romein_parallel(table: &Table, first: u64, out: &mut [i8]) -> Result<(), Error> {
+    if out.is_empty() {
+        return Ok(());
+    }
     let end = first
         .checked_add(out.len() as u64)
         .filter(|&e| e <= table.len())

@@ -5,13 +5,14 @@ use std::path::Path;
 
 use super::SCRATCH_DIR;
 
-/// Whether `name` is a temporary file of a writer: `tier-NN.owt.tmp`, `tier-NN.owd.tmp` or
-/// `manifest.json.tmp`.
+/// Whether `name` is a temporary file of a writer: `tier-NN.owt.tmp`, `tier-NN.owd.tmp`,
+/// `manifest.json.tmp`, or `scores.N.tmp` (of `export --format romein`).
 pub fn is_temporary(name: &str) -> bool {
     name.strip_suffix(".tmp").is_some_and(|f| {
         f == "manifest.json"
             || oware_db::format::tier_of_file_name(f).is_some()
             || oware_db::format::tier_of_distance_file_name(f).is_some()
+            || oware_db::romein::tier_of_file_name(f).is_some()
     })
 }
 
@@ -41,6 +42,8 @@ mod tests {
         assert!(is_temporary("tier-07.owd.tmp"));
         assert!(!is_temporary("tier-07.owd"));
         assert!(is_temporary("manifest.json.tmp"));
+        assert!(is_temporary("scores.16.tmp"));
+        assert!(!is_temporary("scores.16"));
         assert!(!is_temporary("tier-07.owt"));
         assert!(!is_temporary("notes.tmp"));
         assert!(!is_temporary(LOCK_FILE));

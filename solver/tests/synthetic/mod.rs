@@ -39,6 +39,7 @@ pub fn build_dir(dir: &Path, rules: &Rules, max: u8, opts: &WriteOptions) {
             TierEntry {
                 verified: None,
                 distance: None,
+                source: None,
                 file: w.file,
                 entries: scores.len() as u64,
                 file_size: w.file_size,

@@ -206,12 +206,9 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let path_of = |m: u8| tier_path(dir, manifest.as_ref(), m);
     // A symbolic link that leads nowhere is present (and fails its check), not missing.
     // A directory of the Romein-Bal databases has no tier 47, which the start never needs.
-    let theirs = oware_db::manifest::holds_romein_files(dir);
+    let absent = oware_db::manifest::absent_tier(dir, manifest.as_ref());
     let (present, missing): (Vec<u8>, Vec<u8>) = (0..=n)
-        .filter(|&m| {
-            std::fs::symlink_metadata(path_of(m)).is_ok()
-                || !oware_db::romein::absent_by_design(theirs, m)
-        })
+        .filter(|&m| absent != Some(m))
         .partition(|&m| std::fs::symlink_metadata(path_of(m)).is_ok());
     if !missing.is_empty() {
         report_missing(args, &rules, n, &missing, &present)?;

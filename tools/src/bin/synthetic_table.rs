@@ -97,6 +97,7 @@ fn main() {
             TierEntry {
                 verified: None,
                 distance: None,
+                source: None,
                 file: w.file.clone(),
                 entries: scores.len() as u64,
                 file_size: w.file_size,

@@ -43,6 +43,9 @@ pub(super) struct Common {
     opts: VerifyOptions,
     available: u64,
     source: TableSource,
+    /// The tier the directory lacks by design, if any
+    /// ([`oware_db::manifest::absent_tier`]): neither verified nor a reader of lower tiers.
+    absent: Option<u8>,
 }
 
 impl Held {
@@ -52,11 +55,23 @@ impl Held {
     /// [`VerifyError::TooLarge`] on one process when a tier of the range does not fit even
     /// with its lower tiers in the smallest slices.
     pub(super) fn new(comm: &dyn Comm, opts: &VerifyOptions) -> Result<Self, VerifyError> {
-        let available = opts.memory_limit.unwrap_or_else(available_memory);
+        let manifest = oware_db::manifest::Manifest::load(&opts.dir).ok().flatten();
+        let absent = oware_db::manifest::absent_tier(&opts.dir, manifest.as_ref());
+        // Reading Romein-Bal files builds the tables of their runs, kept for the process.
+        let runs = if oware_db::manifest::holds_romein_files(&opts.dir) {
+            oware_db::romein::runs_bytes(*opts.tiers.end())
+        } else {
+            0
+        };
+        let available = opts
+            .memory_limit
+            .unwrap_or_else(available_memory)
+            .saturating_sub(runs);
         let common = Common {
             opts: opts.clone(),
             available,
             source: TableSource::new(&opts.dir),
+            absent,
         };
         if comm.size() > 1 {
             let batch = opts
@@ -77,6 +92,11 @@ impl Held {
         let mut plans = Vec::new();
         let mut sliced = false;
         for n in opts.tiers.clone() {
+            if absent == Some(n) {
+                // Not verified, and no tier reads it: it holds nothing.
+                plans.push(ExitPlan::Sliced { slice_bytes: 0 });
+                continue;
+            }
             let plan = plan_verify(&opts.rules, n, available, opts.slice_bytes).map_err(|p| {
                 VerifyError::TooLarge {
                     tier: n,
@@ -109,11 +129,19 @@ impl Held {
         }
     }
 
+    /// The tier the directory lacks by design, if any.
+    pub(super) fn absent(&self) -> Option<u8> {
+        self.common().absent
+    }
+
     /// Whether tier `t` is read from what is held by a tier `m >= from` of the range.
     pub(super) fn read_from(&self, t: u8, from: u8) -> bool {
         let opts = &self.common().opts;
         let (a, b) = (*opts.tiers.start(), *opts.tiers.end());
         (from.max(a).max(t + 1)..=b).any(|m| {
+            if self.common().absent == Some(m) {
+                return false;
+            }
             let held = match self {
                 Held::Process { plans, .. } => plans[usize::from(m - a)] == ExitPlan::Resident,
                 Held::Ranks { .. } => true,

@@ -262,17 +262,18 @@ pub trait VerifyObserver: Progress + CheckObserver {
 }
 
 /// Records in the manifest of the directory that `lock` holds that tier `n`'s table (or,
-/// with `distances`, its distance table) was proved with checksum `checksum`.
-fn record(lock: &DirLock, n: u8, checksum: &str, distances: bool) -> Result<(), VerifyError> {
+/// with `distances`, its distance table) was proved with checksum `checksum`; whether it
+/// did (not once cancelled, nor where the manifest has no entry with that checksum).
+fn record(lock: &DirLock, n: u8, checksum: &str, distances: bool) -> Result<bool, VerifyError> {
     // The manifest's temporary, out of a cancellation's cleanup's way; nothing is recorded
     // once cancelled.
     let _writing = lock.writing();
     if lock.is_cancelled() {
-        return Ok(());
+        return Ok(false);
     }
     let dir = lock.dir();
     let Some(mut m) = Manifest::load(dir)? else {
-        return Ok(());
+        return Ok(false);
     };
     let entry = m.tiers.get_mut(&n).and_then(|e| {
         if distances {
@@ -285,9 +286,10 @@ fn record(lock: &DirLock, n: u8, checksum: &str, distances: bool) -> Result<(), 
         if sum == checksum {
             *verified = Some(checksum.to_string());
             m.save(dir)?;
+            return Ok(true);
         }
     }
-    Ok(())
+    Ok(false)
 }
 
 /// Deep-verifies tiers `opts.tiers` of `opts.dir` under `opts.rules` over the ranks of
@@ -342,13 +344,8 @@ pub fn verify_deep(
     let manifest = if root { Manifest::load(dir) } else { Ok(None) };
     let mut manifest = agree_db(comm, manifest)?;
     // A directory of the Romein-Bal databases has no tier 47, and no tier reads it.
-    let absent = {
-        let theirs = oware_db::manifest::holds_romein_files(dir);
-        move |n: u8| {
-            oware_db::romein::absent_by_design(theirs, n)
-                && std::fs::symlink_metadata(oware_db::manifest::tier_path(dir, None, n)).is_err()
-        }
-    };
+    let absent_tier = held.absent();
+    let absent = |n: u8| absent_tier == Some(n);
     let tiers: Vec<u8> = (0..=b).filter(|&n| !absent(n)).collect();
     let checked = if root {
         check_tiers(dir, manifest.as_ref(), rules, &tiers, observer)
@@ -374,10 +371,10 @@ pub fn verify_deep(
         return Ok(report);
     }
     observer.checks_passed();
-    // A directory of Romein-Bal files gets a manifest naming them, beside them, where the
+    // The Romein-Bal files of the directory get entries in a manifest beside them, where the
     // tiers re-proved are recorded (the files themselves are never written).
-    if let (Some(lock), None) = (&lock, &manifest) {
-        if let Some(m) = romein_manifest(rules, &checked) {
+    if let Some(lock) = &lock {
+        if let Some(m) = romein_manifest(rules, &checked, manifest.as_ref()) {
             let _writing = lock.writing();
             m.save(dir)?;
             manifest = Some(m);
@@ -457,8 +454,13 @@ pub fn verify_deep(
                         }
                         if r.is_ok() && proven {
                             if let Some(lock) = &lock {
-                                record(lock, n, &checksum, false)?;
-                                report.recorded.push(n);
+                                if record(lock, n, &checksum, false)? {
+                                    report.recorded.push(n);
+                                } else if report.not_recorded.is_none() {
+                                    report.not_recorded = Some(format!(
+                                        "the manifest has no entry for tier {n} with its checksum"
+                                    ));
+                                }
                             }
                         } else if r.is_ok() && report.not_recorded.is_none() {
                             report.not_recorded = Some(format!(
@@ -507,15 +509,27 @@ pub fn verify_deep(
     Ok(report)
 }
 
-/// For tables that are all Romein-Bal files (`scores.N`, which need no manifest) and have
-/// passed their checks, a manifest that records each file with its size and checksum;
-/// `None` for any other tables.
-fn romein_manifest(rules: &Rules, checked: &[TierCheck]) -> Option<Manifest> {
-    let mut m = Manifest::new(rules);
+/// `manifest` (or a new one) with an entry for every Romein-Bal file (`scores.N`, which
+/// needs none to pass its checks) among `checked` that it lacks, with the file's size and
+/// checksum; `None` when it lacks none.
+fn romein_manifest(
+    rules: &Rules,
+    checked: &[TierCheck],
+    manifest: Option<&Manifest>,
+) -> Option<Manifest> {
+    let mut m = manifest.cloned().unwrap_or_else(|| Manifest::new(rules));
+    let mut added = false;
     for c in checked {
-        let good = c.result.as_ref().ok()?;
-        let file = c.path.file_name()?.to_str()?;
-        good.table.romein()?;
+        let Ok(good) = c.result.as_ref() else {
+            continue;
+        };
+        let Some(file) = c.path.file_name().and_then(|f| f.to_str()) else {
+            continue;
+        };
+        if good.table.romein().is_none() || m.tiers.contains_key(&c.tier) {
+            continue;
+        }
+        added = true;
         m.tiers.insert(
             c.tier,
             oware_db::manifest::TierEntry {
@@ -526,10 +540,11 @@ fn romein_manifest(rules: &Rules, checked: &[TierCheck]) -> Option<Manifest> {
                 stats: None,
                 verified: None,
                 distance: None,
+                source: None,
             },
         );
     }
-    (!m.tiers.is_empty()).then_some(m)
+    added.then_some(m)
 }
 
 /// `result` on every rank if it is `Ok` everywhere; otherwise an error on every rank (its

@@ -475,6 +475,7 @@ fn record(
         TierEntry {
             verified: None,
             distance: None,
+            source: None,
             file: written.file.clone(),
             entries: written_entries(tier),
             file_size: written.file_size,
