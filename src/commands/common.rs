@@ -87,6 +87,13 @@ pub fn tier_ranges(tiers: &[u8]) -> String {
     parts.join(", ")
 }
 
+/// A foreign database format (`export`, `import`, and `--format` of the readers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// The Romein-Bal Awari databases: `scores.N`, one signed byte per position.
+    Romein,
+}
+
 /// The tiers with a table in `dir` (`tier-NN.owt`, or a Romein-Bal `scores.N`), ascending.
 pub fn tiers_present(dir: &Path) -> Vec<u8> {
     (0..=MAX_SEEDS)
@@ -168,16 +175,16 @@ pub fn parse_tiers(s: &str) -> Result<TierSelection, String> {
 pub fn open_tablebase(
     dir: &Path,
     asked: Option<Rules>,
-    format: Option<super::romein::Format>,
+    format: Option<Format>,
 ) -> anyhow::Result<Tablebase> {
     let tb = match (format, asked) {
-        (Some(super::romein::Format::Romein), Some(rules)) if rules != Rules::AWARI => {
+        (Some(Format::Romein), Some(rules)) if rules != Rules::AWARI => {
             anyhow::bail!(
                 "--format romein reads the Romein-Bal databases, whose rules are `awari`, not \
                  `{rules}`"
             )
         }
-        (Some(super::romein::Format::Romein), _) => Tablebase::open_romein(dir),
+        (Some(Format::Romein), _) => Tablebase::open_romein(dir),
         (None, Some(rules)) => Tablebase::open_with_rules(dir, &rules),
         (None, None) => Tablebase::open(dir),
     };

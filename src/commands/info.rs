@@ -28,7 +28,7 @@ pub struct Args {
     /// Describe the directory's Romein-Bal files (`scores.N`) only, even where it holds
     /// tables of this program too.
     #[arg(long, value_enum, value_name = "FORMAT")]
-    pub format: Option<super::romein::Format>,
+    pub format: Option<super::common::Format>,
 }
 
 /// What `info` found about one tier.
@@ -41,7 +41,7 @@ struct TierInfo {
 fn tier_info(args: &Args, manifest: Option<&Manifest>, n: u8) -> TierInfo {
     let entry = manifest.and_then(|m| m.tiers.get(&n));
     let path = match args.format {
-        Some(super::romein::Format::Romein) => args.dir.join(romein::file_name(n)),
+        Some(super::common::Format::Romein) => args.dir.join(romein::file_name(n)),
         None => tier_path(&args.dir, manifest, n),
     };
     let file = path

@@ -16,14 +16,7 @@ use oware_db::write::WriteOptions;
 use oware_db::{Rules, MAX_SEEDS};
 use oware_solver::TableDir;
 
-use super::common::{check_disk, resolve_rules, tiers_present};
-
-/// A foreign database format.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// The Romein-Bal Awari databases: `scores.N`, one signed byte per position.
-    Romein,
-}
+use super::common::{check_disk, resolve_rules, tiers_present, Format};
 
 /// Arguments of `oware export`.
 #[derive(clap::Args)]

@@ -28,7 +28,7 @@ pub struct Args {
     /// holds tables of this program too (a directory with `scores.N` files and no
     /// `tier-NN.owt` is read so without it).
     #[arg(long, value_enum, value_name = "FORMAT")]
-    pub format: Option<super::romein::Format>,
+    pub format: Option<super::common::Format>,
     /// Rules the tables must have been built with (default: those of the tables).
     #[arg(long)]
     pub rules: Option<Rules>,
