@@ -183,6 +183,20 @@ fn a_scores_directory_probes_and_verifies_as_the_tables_it_came_from() {
     let out = ok(&["verify", "--deep", "--dir", s(&vu)]);
     assert!(out.contains("verified before"), "{out}");
     ok(&["verify", "--dir", s(&vu)]);
+    let fresh = tmp.path().join("fresh");
+    copy_scores(&vu, &fresh, 0..=12);
+    let out = ok(&[
+        "verify",
+        "--start",
+        "--seeds-per-house",
+        "1",
+        "--dir",
+        s(&fresh),
+    ]);
+    assert!(
+        out.contains("score 0") && out.contains("Romein-Bal files"),
+        "{out}"
+    );
     // The 12-seed start evaluated from the files, re-proved as recorded beside them.
     let out = ok(&[
         "verify",

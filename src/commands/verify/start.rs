@@ -288,6 +288,9 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         result.name(),
         if verified_before || verify_seconds.is_some() {
             " (every tier deep-verified)"
+        } else if oware_db::manifest::holds_romein_files(dir) {
+            " (Romein-Bal files, each byte read checked to be a score of its tier; add --deep \
+             to re-prove them)"
         } else {
             " (tables checked by their block checksums only; add --deep to re-prove them)"
         }
