@@ -221,17 +221,16 @@ pub fn run_export(args: ExportArgs) -> anyhow::Result<ExitCode> {
         let range = ranges(n, size, overhead, "export")?;
         say_ranges(n, size, range);
         let dir = TableDir::new(&args.out, crate::signals::cancel());
-        oware_solver::export_romein(&dir, &table, &file, range)
+        let checksum = oware_solver::export_romein(&dir, &table, &file, range)
             .with_context(|| format!("writing {}", file.display()))?;
         if let Some(m) = &mut record {
-            let written = Table::open_romein(&file, n)?;
             m.tiers.insert(
                 n,
                 TierEntry {
                     file: oware_db::romein::file_name(n),
                     entries: size,
                     file_size: size,
-                    checksum: written.checksum_hex(),
+                    checksum,
                     stats: None,
                     verified: None,
                     distance: None,

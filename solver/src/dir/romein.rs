@@ -34,26 +34,33 @@ pub fn export_overhead(n: u8) -> u64 {
 /// whole table in order, in chunks, on the rayon pool; memory is one range plus one chunk of
 /// scores ([`export_overhead`]). The file is written to `file` + `.tmp` and renamed into
 /// place; a failure removes the temporary. Gives up between chunks once `dir`'s writers are
-/// cancelled.
+/// cancelled. Returns the file's blake3 hash (hex), computed as it is written.
 ///
 /// # Errors
 /// [`Error::InvalidState`] for a table of another index; the errors of reading `table`;
 /// [`Error::Io`] writing the file; an I/O error of kind `Interrupted` once cancelled.
-pub fn export_romein(dir: &TableDir, table: &Table, file: &Path, range: u64) -> Result<(), Error> {
+pub fn export_romein(
+    dir: &TableDir,
+    table: &Table,
+    file: &Path,
+    range: u64,
+) -> Result<String, Error> {
     let tmp = file.with_file_name(format!(
         "{}.tmp",
         file.file_name()
             .map_or_else(String::new, |f| f.to_string_lossy().into_owned())
     ));
-    let result = export_into(dir, table, &tmp, range)
-        .and_then(|()| std::fs::rename(&tmp, file).map_err(|e| Error::io(file, e)));
+    let result = export_into(dir, table, &tmp, range).and_then(|sum| {
+        std::fs::rename(&tmp, file).map_err(|e| Error::io(file, e))?;
+        Ok(sum)
+    });
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
     result
 }
 
-fn export_into(dir: &TableDir, table: &Table, tmp: &Path, range: u64) -> Result<(), Error> {
+fn export_into(dir: &TableDir, table: &Table, tmp: &Path, range: u64) -> Result<String, Error> {
     let n = table.tier();
     if table.kind() != IndexKind::Reachable {
         return Err(Error::InvalidState(format!(
@@ -71,6 +78,7 @@ fn export_into(dir: &TableDir, table: &Table, tmp: &Path, range: u64) -> Result<
     let mut out = vec![0u8; range.min(size) as usize];
     let f = std::fs::File::create(tmp).map_err(|e| Error::io(tmp, e))?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+    let mut hasher = blake3::Hasher::new();
     let mut g0 = 0u64;
     while g0 < size {
         let g1 = (g0 + range).min(size);
@@ -101,11 +109,12 @@ fn export_into(dir: &TableDir, table: &Table, tmp: &Path, range: u64) -> Result<
             at += len as u64;
         }
         w.write_all(out).map_err(|e| Error::io(tmp, e))?;
+        hasher.update(out);
         g0 = g1;
     }
     let f = w.into_inner().map_err(|e| Error::io(tmp, e.into_error()))?;
     f.sync_all().map_err(|e| Error::io(tmp, e))?;
-    Ok(())
+    Ok(hasher.finalize().to_hex().to_string())
 }
 
 /// Writes the Romein-Bal file `source` (opened with [`Table::open_romein`]) as the table of
@@ -175,24 +184,7 @@ pub fn import_romein(
         for &(a, b) in &ranges {
             let s = fill((a, b))?;
             let enc = part(dir, rules, n, a, be, &s, opts)?;
-            let c = enc
-                .held_blocks()
-                .into_par_iter()
-                .try_fold(
-                    || (enc.empty_counts(), EncodeScratch::default()),
-                    |(mut c, mut scratch), blk| {
-                        enc.count_block(blk, &mut c, &mut scratch)?;
-                        Ok::<_, Error>((c, scratch))
-                    },
-                )
-                .map(|r| r.map(|(c, _)| c))
-                .try_reduce(
-                    || enc.empty_counts(),
-                    |mut x, y| {
-                        x.add(&y);
-                        Ok(x)
-                    },
-                )?;
+            let c = super::write::count_blocks(&enc)?;
             total.add(&c);
         }
         writer.set_counts(&total);

@@ -60,6 +60,30 @@ pub fn write_distances_parallel(
     write_encoded(dir, encoder, batch_blocks)
 }
 
+/// The pair counts of the blocks `encoder` holds, on the current rayon pool.
+pub(crate) fn count_blocks(
+    encoder: &TableEncoder<'_>,
+) -> Result<oware_db::write::ModelCounts, Error> {
+    encoder
+        .held_blocks()
+        .into_par_iter()
+        .try_fold(
+            || (encoder.empty_counts(), EncodeScratch::default()),
+            |(mut counts, mut scratch), b| {
+                encoder.count_block(b, &mut counts, &mut scratch)?;
+                Ok::<_, Error>((counts, scratch))
+            },
+        )
+        .map(|r| r.map(|(c, _)| c))
+        .try_reduce(
+            || encoder.empty_counts(),
+            |mut a, b| {
+                a.add(&b);
+                Ok(a)
+            },
+        )
+}
+
 /// Counts (ctx-huffman) and encodes the blocks of `encoder` on the rayon pool, `batch_blocks`
 /// at a time, and writes the file.
 fn write_encoded(
@@ -69,24 +93,7 @@ fn write_encoded(
 ) -> Result<WrittenTable, Error> {
     let block_count = encoder.block_count();
     if encoder.needs_counts() {
-        let enc = &encoder;
-        let counts = (0..block_count)
-            .into_par_iter()
-            .try_fold(
-                || (enc.empty_counts(), EncodeScratch::default()),
-                |(mut counts, mut scratch), b| {
-                    enc.count_block(b, &mut counts, &mut scratch)?;
-                    Ok::<_, Error>((counts, scratch))
-                },
-            )
-            .map(|r| r.map(|(c, _)| c))
-            .try_reduce(
-                || enc.empty_counts(),
-                |mut a, b| {
-                    a.add(&b);
-                    Ok(a)
-                },
-            )?;
+        let counts = count_blocks(&encoder)?;
         encoder.set_counts(&counts);
     }
     let encoder = &encoder;

@@ -12,6 +12,8 @@ use oware_db::write::{EncodeScratch, TableEncoder, WriteOptions, WrittenTable};
 use oware_db::{Error, Rules};
 use rayon::prelude::*;
 
+use crate::dir::write::count_blocks;
+
 use super::comm::{pack_bytes, unpack_bytes, Comm};
 use super::partition::{LocalScores, Partition, PARTITION_ALIGN};
 use crate::dir::TableDir;
@@ -195,28 +197,6 @@ fn unpack_blocks(r: usize, words: &[u64]) -> Result<Vec<Vec<u8>>, Error> {
         ))),
         _ => Err(bad()),
     }
-}
-
-/// The pair counts of the blocks `encoder` holds, on the current rayon pool.
-fn count_blocks(encoder: &TableEncoder<'_>) -> Result<oware_db::write::ModelCounts, Error> {
-    encoder
-        .held_blocks()
-        .into_par_iter()
-        .try_fold(
-            || (encoder.empty_counts(), EncodeScratch::default()),
-            |(mut counts, mut scratch), b| {
-                encoder.count_block(b, &mut counts, &mut scratch)?;
-                Ok::<_, Error>((counts, scratch))
-            },
-        )
-        .map(|r| r.map(|(c, _)| c))
-        .try_reduce(
-            || encoder.empty_counts(),
-            |mut a, b| {
-                a.add(&b);
-                Ok(a)
-            },
-        )
 }
 
 /// `result` on every rank if it is `Ok` everywhere; otherwise an error on every rank (its
