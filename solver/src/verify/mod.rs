@@ -43,8 +43,9 @@
 //! So `S = V` at every position; in particular the zeros are exactly the positions where
 //! neither side can force a nonzero result.
 //!
-//! The justification relies on [`Position::unmoves`] being exact (it is confirmed by the
-//! forward generator where it is not exact by construction); the local check relies only on
+//! The justification, and part (a) of the local check for in-tier moves (below), rely on
+//! [`Position::unmoves`] being exact (it is confirmed by the forward generator where it is
+//! not exact by construction); the rest of the local check relies only on
 //! [`Position::moves`].
 //!
 //! # How it is computed
@@ -64,12 +65,27 @@
 //!
 //! **The local check** `S(p) = max over moves (captured − S(child))` is checked as (a) every
 //! move is worth at most `S(p)` and (b) some move is worth at least `S(p)` (the end score,
-//! for a position without moves, counts as an exit). Part (a) needs no state: a capture is
-//! compared with `S(p)` in the sweep over the slice of lower tiers that holds its child. For
-//! (b) one bit per position `E` records "an exit is worth at least `S(p)`", set in those
-//! sweeps; a last sweep over the in-tier moves and the ends (which need no lower tier)
-//! completes (a) and (b). A failure sets a second bit per position, `F`. With the lower
-//! tiers held whole, the sweeps are one pass.
+//! for a position without moves, counts as an exit). For the exits it needs no state: a
+//! capture is compared with `S(p)` in the sweep over the slice of lower tiers that holds its
+//! child. One bit per position `E` records "an exit is worth at least `S(p)`", set in those
+//! sweeps; a last sweep over the ends (which need no lower tier) completes them. A failure
+//! sets a second bit per position, `F`. With the lower tiers held whole, the sweeps are one
+//! pass. Most in-tier moves are checked where the justification reads them anyway, so that
+//! the local check reads no in-tier child but those of the zeros:
+//!
+//! - (a) fails exactly when some in-tier child `c` has `S(c) < −S(p)`, which needs
+//!   `S(c) < 0`. The un-moves of every negative child `S(c) = −t` reach all its parents:
+//!   those of the justified ones in the sweeps of level `t`, those of the others after the
+//!   levels. A parent scoring `0..t` fails there; a negative parent `−k` fails at the start
+//!   of its level, where it counts its children: a child below `k` is never counted down, so
+//!   the parent stays unjustified.
+//! - (b), for a zero: the last sweep reads its in-tier children (some move worth `>= 0`).
+//!   For a positive score it follows from the justification (an exit worth `>= s`, or a move
+//!   to a child scoring `−s`). For a negative score `−k` it is checked at the start of level
+//!   `k`, from the children read there and the exit bit, which the cell carries as `J` from
+//!   the last sweep until then (no `−k` cell is justified before level `k`).
+//!
+//! So the failing positions are those of the plain definition, whichever path finds them.
 //!
 //! **The justification** is computed by levels `k = n + 1, …, 1`. Its rules make the status
 //! of a position with `|S| = k` depend only on positions with `|S| = k` (a `+k` on its `−k`
@@ -101,18 +117,20 @@
 //! Memory: the tier's scores, which hold the state (1 byte per position), and the bits `E`
 //! (then the frontier) and `F`: 1.25 bytes per position (and a mask of the levels present
 //! per 1024 positions, so that a level's scan skips the granules without its positions),
-//! plus the lower tiers held whole or the largest slice. Work: one forward generation per position and per sweep of the local
-//! check (with every child looked up, in batches whose reads are prefetched), one per
-//! negative position at the start of its level, a byte scan per level, and one un-move
-//! generation per nonzero position.
+//! plus the lower tiers held whole or the largest slice. Work: per sweep of the local check,
+//! one generation of the exits per position (with each capture's child looked up, in
+//! batches whose reads are prefetched) and the in-tier children of the zeros; one forward
+//! generation per negative position at the start of its level, with its in-tier children
+//! looked up; a byte scan per level; one un-move generation per nonzero position (and per
+//! failing negative one after the levels).
 
 use crate::prefetch::prefetch;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::time::Instant;
 
 use oware_db::index::{IndexKind, TierIndex};
-use oware_db::retro::rank_of_child;
-use oware_db::{Outcome, Position, Rules};
+use oware_db::retro::{rank_of_child, ExitMoves};
+use oware_db::{Move, Outcome, Position, Rules};
 use rayon::prelude::*;
 
 use crate::error::{try_vec, AllocError, IntoIo, SolveError};
@@ -309,19 +327,18 @@ impl Ctx<'_> {
         let mut cursor = self.index.cursor(start as u64, (start + len) as u64);
         let mut pending: Vec<(u8, u8, &i8)> = Vec::with_capacity(SUB * 6);
         let mut scores = [0i16; SUB];
+        let mut exits = ExitMoves::new(self.rules);
         for base in (start..start + len).step_by(SUB) {
             let m = SUB.min(start + len - base);
             pending.clear();
             for (slot, s) in scores.iter_mut().enumerate().take(m) {
                 let p = cursor.next().unwrap_or_default();
                 *s = score_of(self.cells[base + slot].load(Ordering::Relaxed), 0);
-                p.for_each_move(self.rules, |mv| {
+                exits.for_each(&p, |mv| {
                     if let Outcome::Continue { child, captured } = mv.outcome {
-                        if captured > 0 {
-                            if let Some(r) = loaded.entry(&child) {
-                                prefetch(r);
-                                pending.push((slot as u8, captured, r));
-                            }
+                        if let Some(r) = loaded.entry(&child) {
+                            prefetch(r);
+                            pending.push((slot as u8, captured, r));
                         }
                     }
                 });
@@ -343,19 +360,24 @@ impl Ctx<'_> {
         }
     }
 
-    /// The last sweep of the local check over `start..start + len`: the in-tier moves and
-    /// the ends (and the captures, from `resident`, when the lower tiers are held whole).
-    /// A position fails when a move is worth more than its score or none is worth it; a
-    /// positive score with an exit worth at least it is justified. Returns how many were
-    /// justified so.
+    /// The last sweep of the local check over `start..start + len`: the exits (the ends, and
+    /// the captures from `resident` when the lower tiers are held whole) of every position,
+    /// and the in-tier moves of the zeros. A position fails when an exit is worth more than
+    /// its score, a zero when no move is worth at least 0. A nonzero score with an exit worth
+    /// at least it gets `J`: a positive one is justified; a negative one keeps it as its exit
+    /// flag until the start of its level ([`Ctx::level_start`]). The in-tier moves worth
+    /// more than the score are found from the other end, by the un-moves of the negative
+    /// children ([`Ctx::act`], [`Ctx::unjustified_parents`]). Returns how many positive
+    /// scores were justified here.
     fn last_sweep(&self, resident: Option<&LowerTiers>, start: usize, len: usize) -> u64 {
         let mut cursor = self.index.cursor(start as u64, (start + len) as u64);
         // (slot, captured, child's score) and (slot, child's cell).
         let mut caps: Vec<(u8, u8, &i8)> = Vec::with_capacity(SUB * 6);
         let mut inner: Vec<(u8, &AtomicU8)> = Vec::with_capacity(SUB * 6);
-        // Per slot: score, a move worth more, an exit worth at least it, an in-tier move
-        // worth at least it.
+        // Per slot: score, an exit worth more, an exit worth at least it, (zeros) an
+        // in-tier move worth at least it.
         let mut st = [(0i16, false, false, false); SUB];
+        let mut exits = ExitMoves::new(self.rules);
         let mut seeded = 0;
         for base in (start..start + len).step_by(SUB) {
             let m = SUB.min(start + len - base);
@@ -366,12 +388,7 @@ impl Ctx<'_> {
                 let i = base + slot;
                 let s = score_of(self.cells[i].load(Ordering::Relaxed), 0);
                 *e = (s, false, Self::bit(self.bits, i), false);
-                let any = p.for_each_move(self.rules, |mv| match mv.outcome {
-                    Outcome::Continue { child, captured: 0 } => {
-                        let r = &self.cells[rank_of_child(&self.index, &child) as usize];
-                        prefetch(r);
-                        inner.push((slot as u8, r));
-                    }
+                let mut exit = |mv: &Move| match mv.outcome {
                     Outcome::Continue { child, captured } => {
                         if let Some(lower) = resident {
                             let r = lower.entry_of_child(&child);
@@ -384,7 +401,19 @@ impl Ctx<'_> {
                         e.1 |= v > s;
                         e.2 |= v >= s;
                     }
-                });
+                };
+                let any = if s == 0 {
+                    p.for_each_move(self.rules, |mv| match mv.outcome {
+                        Outcome::Continue { child, captured: 0 } => {
+                            let r = &self.cells[rank_of_child(&self.index, &child) as usize];
+                            prefetch(r);
+                            inner.push((slot as u8, r));
+                        }
+                        _ => exit(mv),
+                    })
+                } else {
+                    exits.for_each(&p, exit).is_some()
+                };
                 if !any {
                     let v = i16::from(p.end_score());
                     e.1 |= v > s;
@@ -398,17 +427,14 @@ impl Ctx<'_> {
                 e.2 |= v >= e.0;
             }
             for &(slot, r) in &inner {
-                let e = &mut st[slot as usize];
-                let v = -score_of(r.load(Ordering::Relaxed), 0);
-                e.1 |= v > e.0;
-                e.3 |= v >= e.0;
+                st[slot as usize].3 |= score_of(r.load(Ordering::Relaxed), 0) <= 0;
             }
             let mut fail = 0u64;
             for (slot, &(s, gt, exit, inner)) in st.iter().enumerate().take(m) {
-                fail |= u64::from(gt || !(exit || inner)) << slot;
-                if s > 0 && exit {
+                fail |= u64::from(gt || (s == 0 && !(exit || inner))) << slot;
+                if s != 0 && exit {
                     self.cells[base + slot].fetch_or(J, Ordering::Relaxed);
-                    seeded += 1;
+                    seeded += u64::from(s > 0);
                 }
             }
             if fail != 0 {
@@ -421,24 +447,32 @@ impl Ctx<'_> {
     /// The start of level `k` over `start..start + len`: the pending codes of level `k + 1`
     /// go back to "−(k + 1), not justified"; every −k position counts its in-tier children
     /// not justified with a score of at least `k`: none, it is justified (and in the
-    /// frontier); else it waits with that count. Returns how many were justified.
+    /// frontier); else it waits with that count. It fails when neither its exit flag is set
+    /// nor a child scores `k` (no move is worth its score); a child scoring below `k` (a
+    /// move worth more) is never counted down, so the position stays unjustified and fails.
+    /// Returns how many were justified.
     fn level_start(&self, k: i16, start: usize, len: usize) -> u64 {
         let own = code(-k);
         let stale = pending_base(k + 1);
         let mut unranker = self.index.unranker();
-        let mut waiting: Vec<usize> = Vec::with_capacity(SUB);
+        // (index, exit flag) of the −k positions whose children are gathered.
+        let mut waiting: Vec<(usize, bool)> = Vec::with_capacity(SUB);
         let mut children: Vec<(u8, &AtomicU8)> = Vec::with_capacity(SUB * 6);
         let mut justified = 0;
-        let mut flush = |waiting: &mut Vec<usize>, children: &mut Vec<(u8, &AtomicU8)>| {
-            let mut count = [0u8; SUB];
+        let mut flush = |waiting: &mut Vec<(usize, bool)>, children: &mut Vec<(u8, &AtomicU8)>| {
+            // Per slot: children to wait for, a child at `k`.
+            let mut st = [(0u8, false); SUB];
             for &(slot, r) in children.iter() {
                 let b = r.load(Ordering::Relaxed);
-                if b & J == 0 || score_of(b, k) < k {
-                    count[slot as usize] += 1;
-                }
+                let v = score_of(b, k);
+                let e = &mut st[slot as usize];
+                e.0 += u8::from(b & J == 0 || v < k);
+                e.1 |= v == k;
             }
-            for (slot, &i) in waiting.iter().enumerate() {
-                let c = count[slot];
+            for (&(i, exit), &(c, at)) in waiting.iter().zip(&st) {
+                if !(exit || at) {
+                    Self::set(self.failed, i);
+                }
                 if c == 0 {
                     self.cells[i].store(own | J, Ordering::Relaxed);
                     Self::set(self.bits, i);
@@ -460,7 +494,7 @@ impl Ctx<'_> {
                 let b = self.cells[i].load(Ordering::Relaxed);
                 if b > stale && b <= stale + 6 {
                     self.cells[i].store(code(-k - 1), Ordering::Relaxed);
-                } else if b == own {
+                } else if b & !J == own {
                     let slot = waiting.len() as u8;
                     let p = unranker.unrank(i as u64);
                     p.for_each_move(self.rules, |mv| {
@@ -470,7 +504,7 @@ impl Ctx<'_> {
                             children.push((slot, r));
                         }
                     });
-                    waiting.push(i);
+                    waiting.push((i, b & J != 0));
                     if waiting.len() == SUB {
                         flush(&mut waiting, &mut children);
                     }
@@ -481,18 +515,26 @@ impl Ctx<'_> {
         justified
     }
 
-    /// A child justified at level `k` with score `vc` (`±k`) acts on its parent `j`.
+    /// A child justified at level `k` with score `vc` (`±k`) acts on its parent `j`: a `−k`
+    /// child justifies a `+k` parent not yet justified, and fails a parent scoring `0..k`
+    /// (its move to the child is worth `k`, more than its score); a `+k` child counts down a
+    /// waiting `−k` parent.
     #[inline]
     fn act(&self, k: i16, j: u64, vc: i16) {
         let cell = &self.cells[j as usize];
         if vc < 0 {
             // Most parents are not waiting for this child: a plain read sees it first.
-            if cell.load(Ordering::Relaxed) == code(k)
-                && cell
-                    .compare_exchange(code(k), code(k) | J, Ordering::Relaxed, Ordering::Relaxed)
+            let b = cell.load(Ordering::Relaxed);
+            if b == code(k) {
+                if cell
+                    .compare_exchange(b, b | J, Ordering::Relaxed, Ordering::Relaxed)
                     .is_ok()
-            {
-                Self::set(self.bits, j as usize);
+                {
+                    Self::set(self.bits, j as usize);
+                }
+            } else if (0..k).contains(&score_of(b, k)) {
+                // The move to this child is worth `k`, more than the parent's score.
+                Self::set(self.failed, j as usize);
             }
             return;
         }
@@ -560,6 +602,30 @@ impl Ctx<'_> {
                 taken
             })
             .sum()
+    }
+
+    /// After the levels, over `start..start + len`: every negative position left
+    /// unjustified (it fails) completes the local check of its parents, which its level's
+    /// sweeps did only for the justified ones: a parent scoring `0..t` has a move worth
+    /// `t`, more than its score, when the child scores `−t`. Nothing to do when every
+    /// negative score is justified.
+    fn unjustified_parents(&self, start: usize, len: usize) {
+        let mut unranker = self.index.unranker();
+        for i in start..start + len {
+            let b = self.cells[i].load(Ordering::Relaxed);
+            let t = -score_of(b, 1);
+            if b & J != 0 || t <= 0 {
+                continue;
+            }
+            unranker.unrank(i as u64).unmoves(self.rules, |q, _house| {
+                if q.is_reachable() {
+                    let j = self.index.rank_unchecked(&q) as usize;
+                    if (0..t).contains(&score_of(self.cells[j].load(Ordering::Relaxed), 1)) {
+                        Self::set(self.failed, j);
+                    }
+                }
+            });
+        }
     }
 
     /// The end over `start..start + len`: counts the failing positions (failed, or not
@@ -768,6 +834,12 @@ pub fn verify_tier_in_place(
             counted = counted.saturating_sub(taken);
         }
     }
+
+    // Part (a) of the local check of the parents of the negative scores left unjustified.
+    (0..chunks).into_par_iter().for_each(|c| {
+        let (s, l) = span(c);
+        ctx.unjustified_parents(s, l);
+    });
 
     // Failing positions: counted, and the first ones listed in index order.
     let (mismatches, first) = (0..chunks)
