@@ -303,19 +303,26 @@ impl Ctx<'_> {
     /// scores out of bounds marked failed. Returns how many are nonzero.
     fn encode(&self, start: usize, len: usize) -> u64 {
         let n = i16::from(self.n);
+        let end = start + len;
         let mut nonzero = 0;
-        for i in start..start + len {
-            let s = i16::from(self.cells[i].load(Ordering::Relaxed) as i8);
-            nonzero += u64::from(s != 0);
-            if s.abs() > n {
-                Self::set(self.failed, i);
+        for g in (start..end).step_by(LEVEL_GRANULE) {
+            let mut mask = 0u64;
+            for i in g..end.min(g + LEVEL_GRANULE) {
+                let s = i16::from(self.cells[i].load(Ordering::Relaxed) as i8);
+                nonzero += u64::from(s != 0);
+                if s.abs() > n {
+                    Self::set(self.failed, i);
+                }
+                let c = s.clamp(-n - 1, n + 1);
+                if c < 0 {
+                    mask |= 1 << -c;
+                }
+                let b = code(c) | if s == 0 { J } else { 0 };
+                self.cells[i].store(b, Ordering::Relaxed);
             }
-            let c = s.clamp(-n - 1, n + 1);
-            if c < 0 {
-                self.levels[i / LEVEL_GRANULE].fetch_or(1 << -c, Ordering::Relaxed);
+            if mask != 0 {
+                self.levels[g / LEVEL_GRANULE].fetch_or(mask, Ordering::Relaxed);
             }
-            let b = code(c) | if s == 0 { J } else { 0 };
-            self.cells[i].store(b, Ordering::Relaxed);
         }
         nonzero
     }
