@@ -2,14 +2,17 @@
 //! check and its justification by levels, with the same one-byte cells and two bits per
 //! position), each rank holding its range of the tier and its share of the lower tiers.
 //!
-//! - The local check asks every child's stored score of its owner: in-tier children of the
-//!   rank that holds them in this tier, captures of the share of the lower tiers
-//!   ([`lookup_pass`]).
+//! - The local check asks the owners for the stored scores of every capture's child (the
+//!   share of the lower tiers) and of the zeros' in-tier children ([`lookup_pass`]); the
+//!   rest of it is done where the justification meets the children, as in `verify.rs`.
 //! - At the start of level `k`, a waiting `−k` position asks the owner of each in-tier
-//!   child whether it counts (not justified with a score of at least `k`).
+//!   child whether it counts (not justified with a score of at least `k`) and whether it
+//!   scores `k`.
 //! - The positions justified during a level act on their parents through the un-moves, sent
 //!   to the parents' owners in bounded all-to-all rounds, as the solver's propagation does;
-//!   a level ends when no rank has a frontier and no update is in flight.
+//!   a level ends when no rank has a frontier and no update is in flight. After the levels,
+//!   the negative positions left unjustified send their scores to their parents the same
+//!   way.
 //!
 //! The answers a level's start asks for do not change while it runs (only `−k` positions
 //! change state then, and they count either way), and the justification is the least set
@@ -18,7 +21,8 @@
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
 use oware_db::index::{IndexKind, TierIndex};
-use oware_db::{Outcome, Rules};
+use oware_db::retro::ExitMoves;
+use oware_db::{Move, Outcome, Rules};
 use rayon::prelude::*;
 
 use super::comm::Comm;
@@ -102,12 +106,15 @@ impl Ctx<'_> {
     fn act(&self, k: i16, j: usize, vc: i16) -> bool {
         let cell = &self.cells[j];
         if vc < 0 {
-            let ok = cell.load(Ordering::Relaxed) == code(k)
+            let b = cell.load(Ordering::Relaxed);
+            let ok = b == code(k)
                 && cell
-                    .compare_exchange(code(k), code(k) | J, Ordering::Relaxed, Ordering::Relaxed)
+                    .compare_exchange(b, b | J, Ordering::Relaxed, Ordering::Relaxed)
                     .is_ok();
             if ok {
                 Self::set(self.bits, j);
+            } else {
+                self.fail_below(j, k, k);
             }
             return ok;
         }
@@ -128,6 +135,15 @@ impl Ctx<'_> {
                 }
                 Err(x) => b = x,
             }
+        }
+    }
+
+    /// A child scoring `−t` fails the held parent `j` when the parent scores `0..t`: the
+    /// move to the child is worth more than its score. `k`: the level (1 after the levels).
+    #[inline]
+    fn fail_below(&self, j: usize, t: i16, k: i16) {
+        if (0..t).contains(&score_of(self.cells[j].load(Ordering::Relaxed), k)) {
+            Self::set(self.failed, j);
         }
     }
 
@@ -236,11 +252,12 @@ pub fn verify_tier_local(
             // move worth at least it; per look-up: the slot and the seeds captured.
             let mut st = Vec::with_capacity(range.len());
             let mut moves: Vec<(u16, u8)> = Vec::new();
+            let mut exits = ExitMoves::new(rules);
             for (slot, i) in range.clone().enumerate() {
                 let p = cursor.next().unwrap_or_default();
                 let s = score_of(ctx.cells[i].load(Ordering::Relaxed), 0);
                 let mut e = (s, false, false, false);
-                let any = p.for_each_move(rules, |mv| match mv.outcome {
+                let mut ask = |mv: &Move| match mv.outcome {
                     Outcome::Continue { child, captured } => {
                         let (word, owner) = share.request(&child);
                         asks.push(word, owner);
@@ -251,7 +268,13 @@ pub fn verify_tier_local(
                         e.1 |= v > s;
                         e.2 |= v >= s;
                     }
-                });
+                };
+                // Only a zero asks for its in-tier children (see `verify.rs`).
+                let any = if s == 0 {
+                    p.for_each_move(rules, |mv| ask(mv))
+                } else {
+                    exits.for_each(&p, ask).is_some()
+                };
                 if !any {
                     let v = i16::from(p.end_score());
                     e.1 |= v > s;
@@ -283,12 +306,13 @@ pub fn verify_tier_local(
             }
             let mut justified = 0;
             for (i, &(s, gt, exit, inner)) in range.clone().zip(&st) {
-                if gt || !(exit || inner) {
+                if gt || (s == 0 && !(exit || inner)) {
                     Ctx::set(ctx.failed, i);
                 }
-                if s > 0 && exit {
+                // A positive score is justified; a negative one keeps its exit flag.
+                if s != 0 && exit {
                     ctx.cells[i].fetch_or(J, Ordering::Relaxed);
-                    justified += 1;
+                    justified += u64::from(s > 0);
                 }
             }
             seeded.fetch_add(justified, Ordering::Relaxed);
@@ -301,69 +325,13 @@ pub fn verify_tier_local(
     progress.advance(seeded.into_inner());
     let take_max = (config.batch / 4).max(1);
     let per_dest = (config.batch / ranks).max(1);
-    for k in (1..=i16::from(n) + 1).rev() {
-        let own = code(-k);
-        let stale = pending_base(k + 1);
-        let wanted = 3u64 << k;
-        let justified = AtomicU64::new(0);
-        // The level's start: every −k position counts its in-tier children that are not
-        // justified with a score of at least k, asking their owners.
-        lookup_pass(
-            comm,
-            len,
-            layout,
-            |range| {
-                let mut asks = Asks::new(ranks);
-                let mut waiting: Vec<(u32, u8)> = Vec::new();
-                let mut unranker = ctx.index.unranker();
-                for g in range.clone().step_by(LEVEL_GRANULE) {
-                    if ctx.levels[g / LEVEL_GRANULE].load(Ordering::Relaxed) & wanted == 0 {
-                        continue;
-                    }
-                    for i in g..range.end.min(g + LEVEL_GRANULE) {
-                        let b = ctx.cells[i].load(Ordering::Relaxed);
-                        if b > stale && b <= stale + 6 {
-                            ctx.cells[i].store(code(-k - 1), Ordering::Relaxed);
-                        } else if b == own {
-                            let p = unranker.unrank(start + i as u64);
-                            let mut count = 0u8;
-                            p.for_each_move(rules, |mv| {
-                                if let Outcome::Continue { child, captured: 0 } = mv.outcome {
-                                    let (word, owner) = share.request(&child);
-                                    asks.push(word, owner);
-                                    count += 1;
-                                }
-                            });
-                            waiting.push((i as u32, count));
-                        }
-                    }
-                }
-                (waiting, asks)
-            },
-            &|w| {
-                let b = ctx.cells[ctx.local(w)].load(Ordering::Relaxed);
-                u8::from(b & J == 0 || score_of(b, k) < k)
-            },
-            |_, waiting, mut replies| {
-                let mut done = 0;
-                for (i, children) in waiting {
-                    let c: u8 = (&mut replies).take(children as usize).sum();
-                    let i = i as usize;
-                    if c == 0 {
-                        ctx.cells[i].store(own | J, Ordering::Relaxed);
-                        Ctx::set(ctx.bits, i);
-                        done += 1;
-                    } else {
-                        ctx.cells[i].store(pending_base(k) + c, Ordering::Relaxed);
-                    }
-                }
-                justified.fetch_add(done, Ordering::Relaxed);
-            },
-            &mut stats,
-        );
-        let mut pending = justified.into_inner();
-        progress.advance(pending);
-        // The frontier acts on its parents, wherever they are held.
+    // Drains the frontier (`pending` marked positions here): each marked position `j` sends
+    // `field(j)` (7 bits) to the owners of its parents, which call `apply(parent, field)`;
+    // a parent for which it returns true has entered the frontier. Returns when no rank has
+    // a frontier and no update is in flight. A collective.
+    let drain = |mut pending: u64,
+                 field: &(dyn Fn(usize) -> u64 + Sync),
+                 apply: &(dyn Fn(usize, u64) -> bool + Sync)| {
         let mut cursor = 0usize;
         loop {
             let taken = ctx.take(&mut cursor, pending, take_max);
@@ -374,13 +342,12 @@ pub fn verify_tier_local(
                     let mut buckets = vec![Vec::new(); ranks];
                     let mut unranker = ctx.index.unranker();
                     for &j in chunk {
-                        let v = score_of(ctx.cells[j as usize].load(Ordering::Relaxed), k);
-                        let low = u64::from(v < 0);
+                        let x = field(j as usize);
                         let p = unranker.unrank(start + u64::from(j));
                         p.unmoves(rules, |q, _house| {
                             if q.is_reachable() {
                                 let r = ctx.index.rank_unchecked(&q);
-                                buckets[ctx.part.owner(r)].push(r << 1 | low);
+                                buckets[ctx.part.owner(r)].push(r << 7 | x);
                             }
                         });
                     }
@@ -416,11 +383,7 @@ pub fn verify_tier_local(
                     .map(|updates| {
                         updates
                             .iter()
-                            .filter(|&&u| {
-                                let j = ((u >> 1) - start) as usize;
-                                let vc = if u & 1 == 1 { -k } else { k };
-                                ctx.act(k, j, vc)
-                            })
+                            .filter(|&&u| apply(((u >> 7) - start) as usize, u & 127))
                             .count() as u64
                     })
                     .sum();
@@ -428,7 +391,109 @@ pub fn verify_tier_local(
                 progress.advance(marked);
             }
         }
+    };
+    for k in (1..=i16::from(n) + 1).rev() {
+        let own = code(-k);
+        let stale = pending_base(k + 1);
+        let wanted = 3u64 << k;
+        let justified = AtomicU64::new(0);
+        // The level's start: every −k position counts its in-tier children that are not
+        // justified with a score of at least k, asking their owners.
+        lookup_pass(
+            comm,
+            len,
+            layout,
+            |range| {
+                let mut asks = Asks::new(ranks);
+                let mut waiting: Vec<(u32, u8, bool)> = Vec::new();
+                let mut unranker = ctx.index.unranker();
+                for g in range.clone().step_by(LEVEL_GRANULE) {
+                    if ctx.levels[g / LEVEL_GRANULE].load(Ordering::Relaxed) & wanted == 0 {
+                        continue;
+                    }
+                    for i in g..range.end.min(g + LEVEL_GRANULE) {
+                        let b = ctx.cells[i].load(Ordering::Relaxed);
+                        if b > stale && b <= stale + 6 {
+                            ctx.cells[i].store(code(-k - 1), Ordering::Relaxed);
+                        } else if b & !J == own {
+                            let p = unranker.unrank(start + i as u64);
+                            let mut count = 0u8;
+                            p.for_each_move(rules, |mv| {
+                                if let Outcome::Continue { child, captured: 0 } = mv.outcome {
+                                    let (word, owner) = share.request(&child);
+                                    asks.push(word, owner);
+                                    count += 1;
+                                }
+                            });
+                            waiting.push((i as u32, count, b & J != 0));
+                        }
+                    }
+                }
+                (waiting, asks)
+            },
+            // Bit 0: the child counts; bit 1: it scores `k`.
+            &|w| {
+                let b = ctx.cells[ctx.local(w)].load(Ordering::Relaxed);
+                let v = score_of(b, k);
+                u8::from(b & J == 0 || v < k) | u8::from(v == k) << 1
+            },
+            |_, waiting, mut replies| {
+                let mut done = 0;
+                for (i, children, exit) in waiting {
+                    let (mut c, mut at) = (0u8, false);
+                    for r in (&mut replies).take(children as usize) {
+                        c += r & 1;
+                        at |= r & 2 != 0;
+                    }
+                    let i = i as usize;
+                    if !(exit || at) {
+                        Ctx::set(ctx.failed, i);
+                    }
+                    if c == 0 {
+                        ctx.cells[i].store(own | J, Ordering::Relaxed);
+                        Ctx::set(ctx.bits, i);
+                        done += 1;
+                    } else {
+                        ctx.cells[i].store(pending_base(k) + c, Ordering::Relaxed);
+                    }
+                }
+                justified.fetch_add(done, Ordering::Relaxed);
+            },
+            &mut stats,
+        );
+        let pending = justified.into_inner();
+        progress.advance(pending);
+        // The frontier acts on its parents, wherever they are held.
+        drain(
+            pending,
+            &|j| u64::from(score_of(ctx.cells[j].load(Ordering::Relaxed), k) < 0),
+            &|j, low| ctx.act(k, j, if low == 1 { -k } else { k }),
+        );
     }
+    // The negative scores left unjustified complete the local check of their parents (the
+    // justified ones did in their level).
+    let unjustified: u64 = chunks
+        .par_iter()
+        .map(|r| {
+            let mut marked = 0;
+            for i in r.clone() {
+                let b = ctx.cells[i].load(Ordering::Relaxed);
+                if b & J == 0 && score_of(b, 1) < 0 {
+                    Ctx::set(ctx.bits, i);
+                    marked += 1;
+                }
+            }
+            marked
+        })
+        .sum();
+    drain(
+        unjustified,
+        &|j| (-score_of(ctx.cells[j].load(Ordering::Relaxed), 1)) as u64,
+        &|j, t| {
+            ctx.fail_below(j, t as i16, 1);
+            false
+        },
+    );
 
     // Failing positions: counted, the first ones listed; the scores put back.
     let (mismatches, first) = chunks
