@@ -3,7 +3,7 @@
 from os import PathLike
 from pathlib import Path
 from types import TracebackType
-from typing import List, Optional, Sequence, Type, TypedDict, TypeVar, Union
+from typing import List, Literal, Optional, Sequence, Type, TypedDict, TypeVar, Union
 
 PRESETS: List[str]
 __version__: str
@@ -68,10 +68,16 @@ StrPath = Union[str, "PathLike[str]"]
 class Tablebase:
     """One or several directories of tables, probed lazily: each tier from the first
     directory that holds it. The rules are the tables' own unless given (and then they must
-    match). A context manager: the tables are closed at the end of the ``with`` block."""
+    match). A directory of Romein and Bal's ``scores.N`` files is read as such when it holds
+    no ``tier-NN.owt``; ``format="romein"`` reads its ``scores.N`` files whatever else it
+    holds (one directory, rules ``awari``). A context manager: the tables are closed at the
+    end of the ``with`` block."""
 
     def __init__(
-        self, *dirs: Union[StrPath, Sequence[StrPath]], rules: Optional[RulesLike] = None
+        self,
+        *dirs: Union[StrPath, Sequence[StrPath]],
+        rules: Optional[RulesLike] = None,
+        format: Optional[Literal["romein"]] = None,
     ) -> None: ...
     @property
     def rules(self) -> Rules: ...

@@ -290,6 +290,28 @@ fn tables_rules(dir: &Path) -> Result<Option<db::Rules>, db::Error> {
 
 /// The rules to probe `dirs` under: the tables' own, which every directory must share, and
 /// `asked` must match; `asked` or `abapa` for directories without tables.
+/// The one directory `dirs` opened as Romein and Bal's `scores.N` files, whose rules are
+/// `awari` (`asked`, when given, must be them).
+fn open_romein(
+    py: Python<'_>,
+    dirs: &[PathBuf],
+    asked: Option<db::Rules>,
+) -> PyResult<db::Tablebase> {
+    if let Some(a) = asked.filter(|&a| a != db::Rules::AWARI) {
+        return Err(PyValueError::new_err(format!(
+            "format=\"romein\" reads Romein and Bal's databases, whose rules are `awari`, not \
+             `{a}`"
+        )));
+    }
+    let [dir] = dirs else {
+        return Err(PyValueError::new_err(format!(
+            "format=\"romein\" opens one directory, not {}",
+            dirs.len()
+        )));
+    };
+    py.detach(|| db::Tablebase::open_romein(dir)).map_err(to_py)
+}
+
 fn resolve_rules(dirs: &[PathBuf], asked: Option<db::Rules>) -> PyResult<db::Rules> {
     let mut found: Option<(db::Rules, &PathBuf)> = None;
     for d in dirs {
@@ -387,12 +409,29 @@ fn batch_error(py: Python<'_>, e: PyErr, i: usize, what: &str) -> PyErr {
 #[pymethods]
 impl PyTablebase {
     #[new]
-    #[pyo3(signature = (*dirs, rules = None))]
-    fn new(py: Python<'_>, dirs: &Bound<'_, PyTuple>, rules: Option<RulesArg>) -> PyResult<Self> {
+    #[pyo3(signature = (*dirs, rules = None, format = None))]
+    fn new(
+        py: Python<'_>,
+        dirs: &Bound<'_, PyTuple>,
+        rules: Option<RulesArg>,
+        format: Option<&str>,
+    ) -> PyResult<Self> {
         let dirs = directories(dirs)?;
         let asked = rules.map(RulesArg::get).transpose()?;
-        let rules = py.detach(|| resolve_rules(&dirs, asked))?;
-        let tb = db::Tablebase::open_dirs(&dirs, &rules).map_err(to_py)?;
+        let (tb, rules) = match format {
+            None => {
+                let rules = py.detach(|| resolve_rules(&dirs, asked))?;
+                let tb = db::Tablebase::open_dirs(&dirs, &rules).map_err(to_py)?;
+                (tb, rules)
+            }
+            Some("romein") => (open_romein(py, &dirs, asked)?, db::Rules::AWARI),
+            Some(other) => {
+                return Err(PyValueError::new_err(format!(
+                    "format must be \"romein\" (Romein and Bal's scores.N files) or None, \
+                     not {other:?}"
+                )))
+            }
+        };
         Ok(PyTablebase {
             tb: RwLock::new(Some(tb)),
             dirs,

@@ -280,3 +280,20 @@ def test_a_directory_of_romein_bal_files_probes_as_the_tables(awari12, tmp_path)
     (bad / "scores.12").write_bytes(b"\x00" * 10)
     with pytest.raises(oware.TableError, match="a Romein-Bal file of tier 12"):
         oware.Tablebase(bad).score(oware.Position([1] * 12))
+    # Beside our tables, format="romein" reads the files (here a bad one), the default ours.
+    both = tmp_path / "both"
+    shutil.copytree(awari12, both)
+    for f in vu.glob("scores.*"):
+        shutil.copy(f, both / f.name)
+    p = oware.Position([1] * 12)
+    assert oware.Tablebase(both, format="romein").score(p) == ours.score(p)
+    (both / "scores.12").write_bytes(b"\x00" * 10)
+    assert oware.Tablebase(both).score(p) == ours.score(p)
+    with pytest.raises(oware.TableError, match="a Romein-Bal file of tier 12"):
+        oware.Tablebase(both, format="romein").score(p)
+    with pytest.raises(ValueError, match="whose rules are `awari`, not `abapa`"):
+        oware.Tablebase(vu, rules="abapa", format="romein")
+    with pytest.raises(ValueError, match="opens one directory, not 2"):
+        oware.Tablebase(vu, both, format="romein")
+    with pytest.raises(ValueError, match='format must be "romein"'):
+        oware.Tablebase(vu, format="owt")
