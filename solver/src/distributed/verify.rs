@@ -32,7 +32,7 @@ use super::share::LowerShare;
 use crate::error::{try_vec, AllocError, IntoIo};
 use crate::granule::LEVEL_GRANULE;
 use crate::progress::{Phase, Progress};
-use crate::verify::{code, pending_base, score_of, J, LISTED};
+use crate::verify::{code, encode_cells, pending_base, score_of, J, LISTED};
 
 /// Positions per rayon task (a multiple of 64 and of [`LEVEL_GRANULE`]).
 const CHUNK: usize = 1 << 14;
@@ -81,23 +81,9 @@ impl Ctx<'_> {
         ((word & ((1 << 42) - 1)) - self.start) as usize
     }
 
-    /// The cells of `range` encoded from the stored scores; returns how many are nonzero.
+    /// The cells of `range` encoded ([`encode_cells`]); returns how many are nonzero.
     fn encode(&self, range: std::ops::Range<usize>) -> u64 {
-        let n = i16::from(self.n);
-        let mut nonzero = 0;
-        for i in range {
-            let s = i16::from(self.cells[i].load(Ordering::Relaxed) as i8);
-            nonzero += u64::from(s != 0);
-            if s.abs() > n {
-                Self::set(self.failed, i);
-            }
-            let c = s.clamp(-n - 1, n + 1);
-            if c < 0 {
-                self.levels[i / LEVEL_GRANULE].fetch_or(1 << -c, Ordering::Relaxed);
-            }
-            self.cells[i].store(code(c) | if s == 0 { J } else { 0 }, Ordering::Relaxed);
-        }
-        nonzero
+        encode_cells(self.n, self.cells, self.failed, self.levels, range)
     }
 
     /// A child justified at level `k` with score `vc` (`±k`) acts on the held parent `j`.

@@ -272,6 +272,41 @@ impl VerifyLower<'_> {
     }
 }
 
+/// The cells of `range` (a range that starts on a [`LEVEL_GRANULE`] boundary) encoded
+/// from the stored scores of tier `n` they hold: clamped to `±(n + 1)`, zeros justified;
+/// the scores out of bounds marked in `failed`, the levels of the negative ones in `levels`.
+/// Returns how many are nonzero. Shared by one process and the ranks.
+pub(crate) fn encode_cells(
+    n: u8,
+    cells: &[AtomicU8],
+    failed: &[AtomicU64],
+    levels: &[AtomicU64],
+    range: std::ops::Range<usize>,
+) -> u64 {
+    debug_assert_eq!(range.start % LEVEL_GRANULE, 0);
+    let n = i16::from(n);
+    let mut nonzero = 0;
+    for g in range.clone().step_by(LEVEL_GRANULE) {
+        let mut mask = 0u64;
+        for i in g..range.end.min(g + LEVEL_GRANULE) {
+            let s = i16::from(cells[i].load(Ordering::Relaxed) as i8);
+            nonzero += u64::from(s != 0);
+            if s.abs() > n {
+                failed[i / 64].fetch_or(1 << (i % 64), Ordering::Relaxed);
+            }
+            let c = s.clamp(-n - 1, n + 1);
+            if c < 0 {
+                mask |= 1 << -c;
+            }
+            cells[i].store(code(c) | if s == 0 { J } else { 0 }, Ordering::Relaxed);
+        }
+        if mask != 0 {
+            levels[g / LEVEL_GRANULE].fetch_or(mask, Ordering::Relaxed);
+        }
+    }
+    nonzero
+}
+
 struct Ctx<'a> {
     rules: &'a Rules,
     n: u8,
@@ -299,32 +334,15 @@ impl Ctx<'_> {
         words[i / 64].fetch_or(1 << (i % 64), Ordering::Relaxed);
     }
 
-    /// The cells of `start..start + len` encoded from the stored scores they hold; the
-    /// scores out of bounds marked failed. Returns how many are nonzero.
+    /// The cells of `start..start + len` encoded ([`encode_cells`]).
     fn encode(&self, start: usize, len: usize) -> u64 {
-        let n = i16::from(self.n);
-        let end = start + len;
-        let mut nonzero = 0;
-        for g in (start..end).step_by(LEVEL_GRANULE) {
-            let mut mask = 0u64;
-            for i in g..end.min(g + LEVEL_GRANULE) {
-                let s = i16::from(self.cells[i].load(Ordering::Relaxed) as i8);
-                nonzero += u64::from(s != 0);
-                if s.abs() > n {
-                    Self::set(self.failed, i);
-                }
-                let c = s.clamp(-n - 1, n + 1);
-                if c < 0 {
-                    mask |= 1 << -c;
-                }
-                let b = code(c) | if s == 0 { J } else { 0 };
-                self.cells[i].store(b, Ordering::Relaxed);
-            }
-            if mask != 0 {
-                self.levels[g / LEVEL_GRANULE].fetch_or(mask, Ordering::Relaxed);
-            }
-        }
-        nonzero
+        encode_cells(
+            self.n,
+            self.cells,
+            self.failed,
+            self.levels,
+            start..start + len,
+        )
     }
 
     /// One sweep of the positions `start..start + len` over a slice of the lower tiers:
