@@ -1,4 +1,4 @@
-//! Errors: of parsing user input (rules and positions), and of reading tables ([`Error`]).
+//! Errors of writing, opening and reading tables ([`Error`]).
 
 use std::io;
 use std::path::PathBuf;
@@ -6,22 +6,6 @@ use std::path::PathBuf;
 use thiserror::Error;
 
 use crate::rules::Rules;
-
-/// An error in text given by a user: a rules string or a position.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum ParseError {
-    /// The rules string names an unknown preset, option or value.
-    #[error("bad rules: {0}")]
-    Rules(String),
-    /// A position field is wrong; `field` is 1-based (0 when the whole position is at fault).
-    #[error("bad position: {message}")]
-    Position {
-        /// 1-based number of the offending field, 0 if no single field is at fault.
-        field: usize,
-        /// What is wrong, in words.
-        message: String,
-    },
-}
 
 /// An error of writing, opening or probing tables, or of the manifest.
 ///

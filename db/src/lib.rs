@@ -64,6 +64,7 @@ mod huffman;
 pub mod index;
 pub mod manifest;
 mod moves;
+mod parse_error;
 mod position;
 pub mod retro;
 pub mod romein;
@@ -72,8 +73,9 @@ pub mod table;
 mod tablebase;
 pub mod write;
 
-pub use error::{Error, ParseError};
+pub use error::Error;
 pub use moves::{Move, MoveList, Outcome};
+pub use parse_error::ParseError;
 pub use position::{Position, HOUSES, MAX_SEEDS};
 pub use rules::Rules;
 pub use tablebase::{GameOutcome, GameResult, MoveScore, Tablebase};

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::error::ParseError;
+use crate::parse_error::ParseError;
 
 /// Number of houses on the board.
 pub const HOUSES: usize = 12;

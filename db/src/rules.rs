@@ -10,7 +10,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::error::ParseError;
+use crate::parse_error::ParseError;
 
 /// What a move that would capture every seed of the opponent does (a *grand slam*).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
