@@ -13,14 +13,16 @@ use std::process::Stdio;
 
 use oware_db::index::{IndexKind, TierIndex};
 use oware_db::Rules;
-use oware_solver::memory::{tier_memory, window_bytes, PROCESS_BYTES};
+use oware_solver::memory::{frontier_bytes, tier_memory, window_bytes, PROCESS_BYTES};
 use support::{leftovers, ok, oware, tables, text};
 
-/// A limit that fits tier 16's cells and a third of its lower tiers, and every lower tier
-/// with all of its own.
+/// A limit that fits tier 16's cells beside a third of its lower tiers, its cells and
+/// frontier, and every lower tier with all of its own.
 fn limit_for_slices() -> u64 {
-    let own = tier_memory(TierIndex::new(16, IndexKind::Reachable).size());
-    own + PROCESS_BYTES + window_bytes(&Rules::ABAPA, 16) / 3
+    let positions = TierIndex::new(16, IndexKind::Reachable).size();
+    let own = tier_memory(positions);
+    let beside = own - frontier_bytes(positions);
+    own.max(beside + window_bytes(&Rules::ABAPA, 16) / 3) + PROCESS_BYTES
 }
 
 fn generate(dir: &Path, max: &str, env: &[(&str, String)]) -> std::process::Output {
@@ -134,8 +136,11 @@ fn a_sliced_run_killed_mid_tier_resumes_to_the_same_tables() {
 #[test]
 fn a_limit_below_the_cells_of_a_tier_is_refused_with_the_figures() {
     let tmp = tempfile::tempdir().unwrap();
-    let own = tier_memory(TierIndex::new(12, IndexKind::Reachable).size());
-    let limit = own + PROCESS_BYTES;
+    let positions = TierIndex::new(12, IndexKind::Reachable).size();
+    let own = tier_memory(positions);
+    let beside = own - frontier_bytes(positions);
+    // The cells and frontier fit beside a slice, but not alone.
+    let limit = own + PROCESS_BYTES - 1;
     let out = generate(
         tmp.path(),
         "13",
@@ -149,8 +154,8 @@ fn a_limit_below_the_cells_of_a_tier_is_refused_with_the_figures() {
     assert!(
         last.starts_with("error: generating into ")
             && last.contains(&format!(
-                "tier 12 needs {} bytes of memory (1339702 positions: {own} for its cells and frontier, 65536 for the smallest slice of its lower tiers, {PROCESS_BYTES} for the process and its buffers) but only {limit} are available; nothing was written for it",
-                own + 65536 + PROCESS_BYTES
+                "tier 12 needs {} bytes of memory (1339702 positions: {own} for its cells and frontier, of which {beside} beside 65536 for the smallest slice of its lower tiers while its exits are computed; {PROCESS_BYTES} for the process and its buffers) but only {limit} are available; nothing was written for it",
+                own + PROCESS_BYTES
             )),
         "{last}"
     );

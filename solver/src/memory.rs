@@ -23,6 +23,15 @@ pub fn tier_memory(positions: u64) -> u64 {
         + 4096
 }
 
+/// Bytes of [`tier_memory`] that the solver touches only once the tier's exits are computed:
+/// the two frontier bits per position. They are allocated with the cells, as zeroed
+/// anonymous memory, whose pages the kernel backs only when first written; no page of them
+/// is written before the propagation, by which time the slice of the lower tiers the exits
+/// read is freed. A sliced plan ([`plan_tier`]) gives their bytes to the slice.
+pub fn frontier_bytes(positions: u64) -> u64 {
+    positions / 4
+}
+
 /// Bytes one rank holds for `local` owned positions of a tier solved over several ranks:
 /// one cell and one frontier bit per position, in whole 64-bit words.
 pub(crate) fn rank_bytes(local: u64) -> u64 {
@@ -81,10 +90,10 @@ pub fn generate_peak_memory(from: u8, max: u8) -> (u8, u64) {
 pub fn generate_least_memory(rules: &Rules, from: u8, max: u8) -> (u8, u64) {
     (from..=max)
         .map(|m| {
-            (
-                m,
-                tier_memory(positions(m)) + least_slice(window_bytes(rules, m)) + PROCESS_BYTES,
-            )
+            let own = tier_memory(positions(m));
+            let beside = own - frontier_bytes(positions(m));
+            let least = least_slice(window_bytes(rules, m));
+            (m, own.max(beside + least) + PROCESS_BYTES)
         })
         .max_by_key(|&(_, b)| b)
         .unwrap_or((max, 0))
@@ -129,8 +138,12 @@ pub enum ExitPlan {
 pub struct TierPlan {
     /// How the exits read the lower tiers.
     pub exits: ExitPlan,
-    /// The tier's own cells and frontier ([`tier_memory`]).
+    /// The tier's own arrays at their largest: the solver's cells and frontier
+    /// ([`tier_memory`]), the verifier's state ([`verify_memory`]).
     pub own: u64,
+    /// Of `own`, the bytes held while the exits read a slice of the lower tiers: the
+    /// solver's cells without the frontier ([`frontier_bytes`]), the verifier's whole state.
+    pub own_beside_slice: u64,
     /// The lower tiers' scores held at once: the whole window, or the largest slice.
     pub lower: u64,
     /// The process itself and its working buffers ([`PROCESS_BYTES`]).
@@ -138,28 +151,45 @@ pub struct TierPlan {
 }
 
 impl TierPlan {
-    /// Bytes needed in all.
+    /// Bytes needed in all, at the peak: with the lower tiers whole, the tier's arrays beside
+    /// them; with slices, the larger of the arrays beside a slice (while the exits are
+    /// computed; the slice is then freed) and the whole arrays (during the propagation).
     pub fn needed(&self) -> u64 {
-        self.own + self.lower + self.process
+        let own = match self.exits {
+            ExitPlan::Resident => self.own + self.lower,
+            ExitPlan::Sliced { .. } => self.own.max(self.own_beside_slice + self.lower),
+        };
+        own + self.process
     }
 }
 
 /// The memory plan of tier `n` under `rules` with `limit` bytes available: the tier's own
 /// cells and frontier ([`tier_memory`]) plus the scores of the tiers its captures reach
 /// ([`window_bytes`]). When both fit, [`ExitPlan::Resident`]; otherwise the window is cut into
-/// slices of `limit − own` bytes ([`ExitPlan::Sliced`]). `forced` asks for slices of at most
-/// that many bytes whatever the limit (tests, measurements; at least one byte).
+/// slices ([`ExitPlan::Sliced`]) of `limit − (own − frontier)` bytes: the frontier is not
+/// touched until the slices are freed ([`frontier_bytes`]), so its bytes go to the slice.
+/// `forced` asks for slices of at most that many bytes whatever the limit (tests,
+/// measurements; at least one byte).
 ///
 /// # Errors
-/// The plan that would be needed at least, when even the tier's own memory plus the smallest
-/// slice (`min(window, max(MIN_SLICE_BYTES, window / MAX_SLICES))`) exceeds `limit`.
+/// The plan that would be needed at least, when the tier's own memory, or its cells beside
+/// the smallest slice (`min(window, max(MIN_SLICE_BYTES, window / MAX_SLICES))`), exceeds
+/// `limit`.
 pub fn plan_tier(
     rules: &Rules,
     n: u8,
     limit: u64,
     forced: Option<u64>,
 ) -> Result<TierPlan, TierPlan> {
-    plan_with(tier_memory(positions(n)), rules, n, limit, forced)
+    let own = tier_memory(positions(n));
+    plan_with(
+        own,
+        own - frontier_bytes(positions(n)),
+        rules,
+        n,
+        limit,
+        forced,
+    )
 }
 
 /// The memory plan of the deep verification of tier `n` ([`verify_tier_in_place`](crate::verify_tier_in_place)):
@@ -175,7 +205,8 @@ pub fn plan_verify(
     limit: u64,
     forced: Option<u64>,
 ) -> Result<TierPlan, TierPlan> {
-    plan_with(verify_memory(positions(n)), rules, n, limit, forced)
+    let own = verify_memory(positions(n));
+    plan_with(own, own, rules, n, limit, forced)
 }
 
 /// The smallest slice a plan allows for a window of `window` bytes.
@@ -183,8 +214,11 @@ fn least_slice(window: u64) -> u64 {
     window.min(MIN_SLICE_BYTES.max(window.div_ceil(MAX_SLICES)))
 }
 
+/// The plan of a tier whose arrays take `own` bytes at their largest and `beside` bytes
+/// while its exits read a slice of the lower tiers.
 fn plan_with(
     own: u64,
+    beside: u64,
     rules: &Rules,
     n: u8,
     limit: u64,
@@ -193,39 +227,29 @@ fn plan_with(
     let window = window_bytes(rules, n);
     let process = PROCESS_BYTES;
     let limit = limit.saturating_sub(process);
+    let plan = |exits, lower| TierPlan {
+        exits,
+        own,
+        own_beside_slice: beside,
+        lower,
+        process,
+    };
     if let Some(bytes) = forced {
         let slice_bytes = bytes.max(1);
-        return Ok(TierPlan {
-            exits: ExitPlan::Sliced { slice_bytes },
-            own,
-            lower: slice_bytes.min(window),
-            process,
-        });
+        return Ok(plan(
+            ExitPlan::Sliced { slice_bytes },
+            slice_bytes.min(window),
+        ));
     }
     if own.saturating_add(window) <= limit {
-        return Ok(TierPlan {
-            exits: ExitPlan::Resident,
-            own,
-            lower: window,
-            process,
-        });
+        return Ok(plan(ExitPlan::Resident, window));
     }
     let least = least_slice(window);
-    if own.saturating_add(least) > limit {
-        return Err(TierPlan {
-            exits: ExitPlan::Sliced { slice_bytes: least },
-            own,
-            lower: least,
-            process,
-        });
+    if own > limit || beside.saturating_add(least) > limit {
+        return Err(plan(ExitPlan::Sliced { slice_bytes: least }, least));
     }
-    let slice_bytes = limit - own;
-    Ok(TierPlan {
-        exits: ExitPlan::Sliced { slice_bytes },
-        own,
-        lower: slice_bytes,
-        process,
-    })
+    let slice_bytes = limit - beside;
+    Ok(plan(ExitPlan::Sliced { slice_bytes }, slice_bytes))
 }
 
 /// Bytes of memory [`verify_tier_in_place`](crate::verify_tier_in_place) needs for a tier
@@ -354,21 +378,38 @@ mod tests {
             (0..11).map(positions).sum::<u64>()
         );
         let own = tier_memory(positions(12));
+        let frontier = frontier_bytes(positions(12));
+        let beside = own - frontier;
         let window = window_bytes(&abapa, 12);
         let plan = plan_tier(&abapa, 12, u64::MAX, None).unwrap();
         assert_eq!(plan.exits, ExitPlan::Resident);
         assert_eq!(plan.needed(), own + window + PROCESS_BYTES);
-        let plan = plan_tier(&abapa, 12, own + window + PROCESS_BYTES - 1, None).unwrap();
+        // Out of room for the window whole: the slice takes the frontier's bytes too.
+        let limit = own + window / 2 + PROCESS_BYTES;
+        let plan = plan_tier(&abapa, 12, limit, None).unwrap();
+        let slice_bytes = window / 2 + frontier;
+        assert_eq!(plan.exits, ExitPlan::Sliced { slice_bytes });
+        assert_eq!(plan.own_beside_slice, beside);
+        assert_eq!(plan.needed(), limit);
+        // The smallest slice fits beside the cells; the refusal is the frontier's.
+        let least = MIN_SLICE_BYTES;
+        assert!(beside + least < own);
+        assert!(plan_tier(&abapa, 12, own + PROCESS_BYTES, None).is_ok());
+        let refused = plan_tier(&abapa, 12, own + PROCESS_BYTES - 1, None).unwrap_err();
+        assert_eq!(refused.needed(), own + PROCESS_BYTES);
+        assert_eq!(
+            generate_least_memory(&abapa, 12, 12),
+            (12, own + PROCESS_BYTES)
+        );
+        // The verifier touches all of its state beside a slice.
+        let v = verify_memory(positions(12));
+        let plan = plan_verify(&abapa, 12, v + window / 2 + PROCESS_BYTES, None).unwrap();
         assert_eq!(
             plan.exits,
             ExitPlan::Sliced {
-                slice_bytes: window - 1
+                slice_bytes: window / 2
             }
         );
-        let least = MIN_SLICE_BYTES;
-        assert!(plan_tier(&abapa, 12, own + least + PROCESS_BYTES, None).is_ok());
-        let refused = plan_tier(&abapa, 12, own + least + PROCESS_BYTES - 1, None).unwrap_err();
-        assert_eq!(refused.needed(), own + least + PROCESS_BYTES);
         let forced = plan_tier(&abapa, 12, u64::MAX, Some(0)).unwrap();
         assert_eq!(forced.exits, ExitPlan::Sliced { slice_bytes: 1 });
     }

@@ -27,8 +27,9 @@ pub enum GenerateError {
         asked: Rules,
     },
     /// A tier needs more memory than the machine has available: on one process, its cells
-    /// and frontier and the smallest slice of its lower tiers ([`plan_tier`](crate::memory::plan_tier)).
-    #[error("tier {tier} needs {needed} bytes of memory ({positions} positions: {own} for its cells and frontier, {lower} for the smallest slice of its lower tiers, {process} for the process and its buffers) but only {available} are available; nothing was written for it")]
+    /// and frontier, or its cells beside the smallest slice of its lower tiers while its
+    /// exits are computed, whichever is larger ([`plan_tier`](crate::memory::plan_tier)).
+    #[error("tier {tier} needs {needed} bytes of memory ({positions} positions: {own} for its cells and frontier, of which {beside} beside {lower} for the smallest slice of its lower tiers while its exits are computed; {process} for the process and its buffers) but only {available} are available; nothing was written for it")]
     TooLarge {
         /// The tier.
         tier: u8,
@@ -39,6 +40,9 @@ pub enum GenerateError {
         /// Of which the tier's own arrays (over several ranks: this rank's part and the
         /// gathered tier).
         own: u64,
+        /// Of the tier's own arrays, those held beside a slice of the lower tiers (the cells
+        /// without the frontier; see [`frontier_bytes`](crate::memory::frontier_bytes)).
+        beside: u64,
         /// Of which the lower tiers' scores (0 over several ranks, which keep side copies).
         lower: u64,
         /// Of which the process itself and its buffers

@@ -298,6 +298,7 @@ impl Held {
                     positions,
                     needed: p.needed(),
                     own: p.own,
+                    beside: p.own_beside_slice,
                     lower: p.lower,
                     process: p.process,
                     available: limit,
