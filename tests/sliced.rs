@@ -139,7 +139,7 @@ fn a_limit_below_the_cells_of_a_tier_is_refused_with_the_figures() {
     let positions = TierIndex::new(12, IndexKind::Reachable).size();
     let own = tier_memory(positions);
     let beside = own - frontier_bytes(positions);
-    // The cells and frontier fit beside a slice, but not alone.
+    // The cells fit beside the smallest slice, but the cells and frontier do not.
     let limit = own + PROCESS_BYTES - 1;
     let out = generate(
         tmp.path(),

@@ -85,8 +85,8 @@ pub fn generate_peak_memory(from: u8, max: u8) -> (u8, u64) {
 }
 
 /// The least memory generating tiers `from..=max` can run in: at the tier that dominates,
-/// its own cells and frontier ([`tier_memory`]) and the smallest slice of its capture window
-/// that [`plan_tier`] allows. Returns `(tier, bytes)`; `(max, 0)` when `from > max`.
+/// the larger of its own cells and frontier ([`tier_memory`]) and its cells beside the
+/// smallest slice of its capture window that [`plan_tier`] allows ([`frontier_bytes`]). Returns `(tier, bytes)`; `(max, 0)` when `from > max`.
 pub fn generate_least_memory(rules: &Rules, from: u8, max: u8) -> (u8, u64) {
     (from..=max)
         .map(|m| {
@@ -249,7 +249,10 @@ fn plan_with(
         return Err(plan(ExitPlan::Sliced { slice_bytes: least }, least));
     }
     let slice_bytes = limit - beside;
-    Ok(plan(ExitPlan::Sliced { slice_bytes }, slice_bytes))
+    Ok(plan(
+        ExitPlan::Sliced { slice_bytes },
+        slice_bytes.min(window),
+    ))
 }
 
 /// Bytes of memory [`verify_tier_in_place`](crate::verify_tier_in_place) needs for a tier
@@ -384,13 +387,28 @@ mod tests {
         let plan = plan_tier(&abapa, 12, u64::MAX, None).unwrap();
         assert_eq!(plan.exits, ExitPlan::Resident);
         assert_eq!(plan.needed(), own + window + PROCESS_BYTES);
-        // Out of room for the window whole: the slice takes the frontier's bytes too.
-        let limit = own + window / 2 + PROCESS_BYTES;
-        let plan = plan_tier(&abapa, 12, limit, None).unwrap();
-        let slice_bytes = window / 2 + frontier;
+        // Out of room for the window whole: the slice takes the frontier's bytes too (tier
+        // 16, whose window is more than twice its frontier).
+        let (own16, frontier16) = (tier_memory(positions(16)), frontier_bytes(positions(16)));
+        let window16 = window_bytes(&abapa, 16);
+        assert!(window16 / 2 > frontier16);
+        let limit = own16 + window16 / 2 + PROCESS_BYTES;
+        let plan = plan_tier(&abapa, 16, limit, None).unwrap();
+        let slice_bytes = window16 / 2 + frontier16;
         assert_eq!(plan.exits, ExitPlan::Sliced { slice_bytes });
-        assert_eq!(plan.own_beside_slice, beside);
+        assert_eq!(plan.own_beside_slice, own16 - frontier16);
         assert_eq!(plan.needed(), limit);
+        // Room for the window beside the cells but not beside the cells and frontier: one
+        // slice, which holds the window.
+        let plan = plan_tier(&abapa, 12, own + window + PROCESS_BYTES - 1, None).unwrap();
+        assert_eq!(
+            plan.exits,
+            ExitPlan::Sliced {
+                slice_bytes: window + frontier - 1
+            }
+        );
+        assert_eq!(plan.lower, window);
+        assert_eq!(plan.needed(), own.max(beside + window) + PROCESS_BYTES);
         // The smallest slice fits beside the cells; the refusal is the frontier's.
         let least = MIN_SLICE_BYTES;
         assert!(beside + least < own);

@@ -96,6 +96,30 @@ impl<T: Zeroable> std::ops::Deref for AtomicBuf<T> {
     }
 }
 
+/// Bytes of the pages under `items` that are resident (`mincore`), for tests of what an
+/// algorithm leaves untouched.
+///
+/// # Errors
+/// `mincore` fails.
+#[cfg(all(test, target_os = "linux"))]
+pub(crate) fn resident_bytes<T>(items: &[T]) -> std::io::Result<u64> {
+    // SAFETY: `sysconf` has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+    let start = items.as_ptr() as usize / page * page;
+    let end = (items.as_ptr() as usize + std::mem::size_of_val(items)).div_ceil(page) * page;
+    if end == start {
+        return Ok(0);
+    }
+    let mut vec = vec![0u8; (end - start) / page];
+    // SAFETY: `start..end` covers the pages of `items`, a live mapping borrowed for the call;
+    // `vec` has one byte per page of that range.
+    let rc = unsafe { libc::mincore(start as *mut libc::c_void, end - start, vec.as_mut_ptr()) };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(vec.iter().filter(|&&b| b & 1 != 0).count() as u64 * page as u64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -408,8 +408,11 @@ pub fn solve_tier_tuned(
 /// from `source` into one buffer, then a parallel sweep generates every position's moves and
 /// folds the captures whose child the slice holds into the exit kept in the position's cell.
 /// The last sweep encodes the cells; the propagation that follows is [`solve_tier_tuned`]'s.
-/// The scores are the same whatever the slices. Memory: the tier's arrays
-/// ([`tier_memory`](crate::memory::tier_memory)) and the largest slice.
+/// The scores are the same whatever the slices. Memory: while the exits are computed, the
+/// tier's arrays without the frontier beside the largest slice, then, the slice freed, the
+/// whole arrays ([`tier_memory`](crate::memory::tier_memory)): the frontier is written only
+/// by the propagation, so its zeroed pages are not resident before
+/// ([`frontier_bytes`](crate::memory::frontier_bytes)).
 ///
 /// # Errors
 /// [`SolveError::Alloc`] if an array or the slice buffer cannot be allocated;
@@ -426,54 +429,66 @@ pub fn solve_tier_sliced(
     tuning: Tuning,
 ) -> Result<(TierScores, SolveStats), SolveError> {
     solve_with(rules, n, progress, tuning, |ctx, stats| {
-        let slices = cut_slices(rules.capture_window(n), slice_bytes, SLICE_ALIGN);
-        let largest = slices.iter().map(Slice::len).max().unwrap_or(0);
-        let size = ctx.cells.len() as u64;
-        let mut buf: Vec<i8> = Vec::new();
-        buf.try_reserve_exact(largest as usize).map_err(|e| {
-            AllocError::new::<i8>(n, "exit slice", size, largest as usize, e.into_io())
-        })?;
-        buf.resize(largest as usize, 0);
-        stats.exit_sweeps = slices.len() as u64;
-        stats.slice_bytes = largest;
-        progress.start(Phase::Init, size * slices.len() as u64);
-        let last = slices.len() - 1;
-        let mut far = Vec::new();
-        for (k, slice) in slices.iter().enumerate() {
-            let t = Instant::now();
-            let mut at = 0usize;
-            for piece in &slice.pieces {
-                let len = piece.len() as usize;
-                source.load(piece.tier, piece.ranks.start, &mut buf[at..at + len])?;
-                at += len;
-            }
-            stats.load_seconds += t.elapsed().as_secs_f64();
-            let loaded = Loaded::new(slice, &buf[..at]);
-            let sweep = match k {
-                _ if k == last => Sweep::Last {
-                    codes: ctx.codes,
-                    first: k == 0,
-                },
-                0 => Sweep::First,
-                _ => Sweep::Middle,
-            };
-            far = ctx
-                .cells
-                .par_chunks(CHUNK)
-                .enumerate()
-                .map(|(c, chunk)| {
-                    let start = (c * CHUNK) as u64;
-                    let far = fold_cells(rules, &ctx.index, &loaded, sweep, start, chunk);
-                    if k == last {
-                        set_level_masks(ctx, c, chunk);
-                    }
-                    progress.advance(chunk.len() as u64);
-                    far
-                })
-                .collect();
-        }
-        Ok(far)
+        sliced_exits(ctx, stats, source, slice_bytes, progress)
     })
+}
+
+/// The exits of [`solve_tier_sliced`], one sweep per slice, written into the cells. Writes
+/// neither frontier (the memory plan counts on it); the slice's buffer is freed on return.
+fn sliced_exits(
+    ctx: &Ctx<'_>,
+    stats: &mut SolveStats,
+    source: &dyn ScoreSource,
+    slice_bytes: u64,
+    progress: &dyn Progress,
+) -> Result<Vec<FarExits>, SolveError> {
+    let (rules, n) = (ctx.rules, ctx.n);
+    let slices = cut_slices(rules.capture_window(n), slice_bytes, SLICE_ALIGN);
+    let largest = slices.iter().map(Slice::len).max().unwrap_or(0);
+    let size = ctx.cells.len() as u64;
+    let mut buf: Vec<i8> = Vec::new();
+    buf.try_reserve_exact(largest as usize)
+        .map_err(|e| AllocError::new::<i8>(n, "exit slice", size, largest as usize, e.into_io()))?;
+    buf.resize(largest as usize, 0);
+    stats.exit_sweeps = slices.len() as u64;
+    stats.slice_bytes = largest;
+    progress.start(Phase::Init, size * slices.len() as u64);
+    let last = slices.len() - 1;
+    let mut far = Vec::new();
+    for (k, slice) in slices.iter().enumerate() {
+        let t = Instant::now();
+        let mut at = 0usize;
+        for piece in &slice.pieces {
+            let len = piece.len() as usize;
+            source.load(piece.tier, piece.ranks.start, &mut buf[at..at + len])?;
+            at += len;
+        }
+        stats.load_seconds += t.elapsed().as_secs_f64();
+        let loaded = Loaded::new(slice, &buf[..at]);
+        let sweep = match k {
+            _ if k == last => Sweep::Last {
+                codes: ctx.codes,
+                first: k == 0,
+            },
+            0 => Sweep::First,
+            _ => Sweep::Middle,
+        };
+        far = ctx
+            .cells
+            .par_chunks(CHUNK)
+            .enumerate()
+            .map(|(c, chunk)| {
+                let start = (c * CHUNK) as u64;
+                let far = fold_cells(rules, &ctx.index, &loaded, sweep, start, chunk);
+                if k == last {
+                    set_level_masks(ctx, c, chunk);
+                }
+                progress.advance(chunk.len() as u64);
+                far
+            })
+            .collect();
+    }
+    Ok(far)
 }
 
 /// Sets the level masks of chunk `c` of the cells (`chunk`), just written by the first pass.
@@ -776,6 +791,54 @@ mod tests {
         assert!(!m.contains('\n'), "{m}");
         // A small tier still allocates.
         assert!(Arrays::new(5, 4368).is_ok());
+    }
+
+    /// The sliced exits write no page of the frontier, whose room the memory plan gives to
+    /// the slices (`memory::frontier_bytes`): none of its pages is resident when they end,
+    /// while the cells' are; and the tier's scores are those of the resident path.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn sliced_exits_leave_the_frontier_untouched() {
+        use crate::progress::NoProgress;
+        // Small pages only: a transparent huge page at the edge of the cells may back the
+        // first bytes of the frontier beside them (at most 2 MiB, within the process's
+        // reserve); what is tested is that the exits write none of it.
+        // SAFETY: `prctl` with these arguments only sets this process's THP flag.
+        assert_eq!(
+            unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) },
+            0
+        );
+        let rules = Rules::ABAPA;
+        let mut lower = LowerTiers::new();
+        for t in 0..16 {
+            let (s, _) = solve_tier(&rules, t, &lower, &NoProgress).unwrap();
+            lower.push(std::sync::Arc::from(s.as_slice()));
+        }
+        let n = 16;
+        let (whole, _) = solve_tier(&rules, n, &lower, &NoProgress).unwrap();
+        let mut resident = (0, 0);
+        let (sliced, stats) =
+            solve_with(&rules, n, &NoProgress, Tuning::default(), |ctx, stats| {
+                let far = sliced_exits(ctx, stats, &lower, 1 << 20, &NoProgress)?;
+                let frontier = buffer::resident_bytes(ctx.high).unwrap()
+                    + buffer::resident_bytes(ctx.low).unwrap();
+                resident = (frontier, buffer::resident_bytes(ctx.cells).unwrap());
+                Ok::<_, SolveError>(far)
+            })
+            .unwrap();
+        assert!(stats.exit_sweeps > 2, "{} sweeps", stats.exit_sweeps);
+        assert_eq!(resident.0, 0, "frontier bytes resident after the exits");
+        assert!(
+            resident.1 >= ctx_len(n) / 2,
+            "cells resident: {}",
+            resident.1
+        );
+        assert!(sliced.as_slice() == whole.as_slice());
+    }
+
+    #[cfg(target_os = "linux")]
+    fn ctx_len(n: u8) -> u64 {
+        TierIndex::new(n, IndexKind::Reachable).size()
     }
 
     /// `oct_hits` marks exactly the cells that `start_cell` takes, whatever the cells and
