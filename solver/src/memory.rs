@@ -86,15 +86,11 @@ pub fn generate_peak_memory(from: u8, max: u8) -> (u8, u64) {
 
 /// The least memory generating tiers `from..=max` can run in: at the tier that dominates,
 /// the larger of its own cells and frontier ([`tier_memory`]) and its cells beside the
-/// smallest slice of its capture window that [`plan_tier`] allows ([`frontier_bytes`]). Returns `(tier, bytes)`; `(max, 0)` when `from > max`.
+/// smallest slice of its capture window that [`plan_tier`] allows ([`frontier_bytes`]).
+/// Returns `(tier, bytes)`; `(max, 0)` when `from > max`.
 pub fn generate_least_memory(rules: &Rules, from: u8, max: u8) -> (u8, u64) {
     (from..=max)
-        .map(|m| {
-            let own = tier_memory(positions(m));
-            let beside = own - frontier_bytes(positions(m));
-            let least = least_slice(window_bytes(rules, m));
-            (m, own.max(beside + least) + PROCESS_BYTES)
-        })
+        .map(|m| (m, least_needed(plan_tier(rules, m, 0, None))))
         .max_by_key(|&(_, b)| b)
         .unwrap_or((max, 0))
 }
@@ -209,6 +205,12 @@ pub fn plan_verify(
     plan_with(own, own, rules, n, limit, forced)
 }
 
+/// What a plan made with no memory at all needs: its least (a refusal, whose plan is the
+/// smallest slice).
+fn least_needed(plan: Result<TierPlan, TierPlan>) -> u64 {
+    plan.map_or_else(|p| p.needed(), |p| p.needed())
+}
+
 /// The smallest slice a plan allows for a window of `window` bytes.
 fn least_slice(window: u64) -> u64 {
     window.min(MIN_SLICE_BYTES.max(window.div_ceil(MAX_SLICES)))
@@ -285,13 +287,7 @@ pub fn verify_deep_memory(rules: &Rules, max: u8) -> (u8, u64) {
 /// [`plan_verify`] allows. Returns `(tier, bytes)`.
 pub fn verify_deep_least_memory(rules: &Rules, max: u8) -> (u8, u64) {
     (0..=max)
-        .map(|m| {
-            let w = window_bytes(rules, m);
-            (
-                m,
-                verify_memory(positions(m)) + least_slice(w) + PROCESS_BYTES,
-            )
-        })
+        .map(|m| (m, least_needed(plan_verify(rules, m, 0, None))))
         .max_by_key(|&(_, b)| b)
         .unwrap_or((max, 0))
 }

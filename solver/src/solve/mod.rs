@@ -829,16 +829,11 @@ mod tests {
         assert!(stats.exit_sweeps > 2, "{} sweeps", stats.exit_sweeps);
         assert_eq!(resident.0, 0, "frontier bytes resident after the exits");
         assert!(
-            resident.1 >= ctx_len(n) / 2,
+            resident.1 >= TierIndex::new(n, IndexKind::Reachable).size() / 2,
             "cells resident: {}",
             resident.1
         );
         assert!(sliced.as_slice() == whole.as_slice());
-    }
-
-    #[cfg(target_os = "linux")]
-    fn ctx_len(n: u8) -> u64 {
-        TierIndex::new(n, IndexKind::Reachable).size()
     }
 
     /// `oct_hits` marks exactly the cells that `start_cell` takes, whatever the cells and
