@@ -61,5 +61,6 @@ pub use lower::LowerTiers;
 pub use progress::{NoProgress, Phase, Progress};
 pub use solve::{solve_tier, solve_tier_sliced, solve_tier_tuned, SolveStats, TierScores, Tuning};
 pub use verify::{
-    verify_tier, verify_tier_in_place, Mismatch, MismatchKind, VerifyLower, VerifyReport,
+    verify_tier, verify_tier_in_place, Mismatch, MismatchKind, VerifyLower, VerifyPhases,
+    VerifyReport,
 };

@@ -13,7 +13,7 @@ use oware_db::index::{IndexKind, TierIndex};
 use oware_db::{Outcome, Position, Rules};
 use oware_solver::{
     solve_tier, verify_tier, verify_tier_in_place, LowerTiers, MismatchKind, NoProgress,
-    VerifyLower, VerifyReport,
+    VerifyLower, VerifyPhases, VerifyReport,
 };
 
 /// Solves tiers `0..=max`: their scores, and the lower tiers of `max` (tiers `0..max`).
@@ -286,6 +286,7 @@ fn reports_do_not_depend_on_thread_count() {
             .install(|| verify_tier(&rules, n, &t, &lower, &NoProgress))
             .unwrap();
         r.seconds = 0.0;
+        r.phases = VerifyPhases::default();
         r
     };
     let one = run(1);
@@ -393,6 +394,7 @@ fn sliced(rules: &Rules, t: &[Vec<i8>], n: u8, lower: &LowerTiers, bytes: u64) -
         verify_tier_in_place(rules, n, &mut scores, source, None, &NoProgress).expect("verifies");
     assert_eq!(scores, t[n as usize], "the scores are put back");
     r.seconds = 0.0;
+    r.phases = VerifyPhases::default();
     r
 }
 
@@ -444,7 +446,9 @@ fn reports_are_those_of_the_plain_fixpoint() {
                     let mut r = sliced(&rules, &t, n, &lower, bytes);
                     let mut w = whole.clone();
                     w.seconds = 0.0;
+                    w.phases = VerifyPhases::default();
                     r.seconds = 0.0;
+                    r.phases = VerifyPhases::default();
                     assert_eq!(r, w, "{rules} tier {n} seed {seed} slices of {bytes}");
                 }
                 cases += 1;

@@ -100,10 +100,15 @@
 //!   justified so far are those with `E`): none, it is justified; otherwise it waits with
 //!   the count. A child with `S < k` never counts down, as in the rules;
 //! - a position justified during level `k` (it is `±k`) acts on its parents through the
-//!   un-moves, with a frontier bit per position (`E`'s bits, free once the seeds are set):
-//!   a `−k` child justifies its unjustified `+k` parents; a `+k` child counts down its
-//!   waiting `−k` parents (to 0: justified, into the frontier). `+k` positions justified by
-//!   `E` were counted at the start and do not act again;
+//!   un-moves: a `−k` child justifies its unjustified `+k` parents; a `+k` child counts
+//!   down its waiting `−k` parents (to 0: justified). `+k` positions justified by `E` were
+//!   counted at the start and do not act again. The positions justified at the start of the
+//!   level go to a frontier bit per position (`E`'s bits, free once the seeds are set),
+//!   which sweeps take once every start is done (a start reads children whose parents are
+//!   not yet waiting). From there a justified parent acts at once, depth first: it goes on
+//!   the task's work stack with the position its un-move produced, so it is never
+//!   unranked; what exceeds the stack or the task's budget goes to the frontier for the
+//!   next sweep, and the level ends with a sweep that finds none;
 //! - waiting codes left at the end of a level go back to "`−k`, not justified" during the
 //!   next level's scan (two sets of waiting codes, one per parity of `k`, tell them apart).
 //!
@@ -145,6 +150,8 @@ const CHUNK: usize = 1 << 14;
 const SUB: usize = 32;
 /// Parent updates buffered before they are applied, so that their prefetches overlap.
 const BATCH: usize = 256;
+/// Marked positions a sweep gathers before it acts on them.
+const START_BATCH: usize = 64;
 /// How many mismatches a report lists.
 pub(crate) const LISTED: usize = 10;
 
@@ -232,6 +239,22 @@ pub struct VerifyReport {
     pub first: Vec<Mismatch>,
     /// Wall-clock seconds spent.
     pub seconds: f64,
+    /// Where the seconds went, on one process (zero on the ranks' path).
+    pub phases: VerifyPhases,
+}
+
+/// The seconds of each phase of one tier's verification ([`verify_tier_in_place`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct VerifyPhases {
+    /// The local check: the cells encoded, a sweep per slice of the lower tiers, the last
+    /// sweep.
+    pub check_seconds: f64,
+    /// The scans that start each level (the negative positions count their children).
+    pub start_seconds: f64,
+    /// The frontier sweeps of the levels (the justified positions act on their parents).
+    pub sweep_seconds: f64,
+    /// Frontier sweeps made over all levels (the last of each level finds nothing).
+    pub sweeps: u64,
 }
 
 impl VerifyReport {
@@ -307,6 +330,48 @@ pub(crate) fn encode_cells(
     nonzero
 }
 
+/// A position justified at the current level whose parents are still to be acted on: its
+/// index, its score (`±k`) and the position.
+type Justified = (u64, i16, Position);
+
+/// A task's work stack, its buffer of parent updates (the parent's index, the child's score,
+/// the parent) and what is left of its budget.
+struct Work {
+    stack: Vec<Justified>,
+    buf: Vec<(u64, i16, Position)>,
+    budget: u64,
+}
+
+impl Work {
+    fn new(limits: WorkLimits) -> Self {
+        Work {
+            stack: Vec::new(),
+            buf: Vec::with_capacity(BATCH + 64),
+            budget: limits.budget,
+        }
+    }
+}
+
+/// How far a task follows a cascade of justifications depth first before it leaves the
+/// rest to the frontier bits (the solver's [`Tuning`](crate::Tuning), for the verifier).
+#[derive(Clone, Copy, Debug)]
+struct WorkLimits {
+    /// Most positions a task's work stack holds; further justified ones go to the frontier.
+    /// At least 1.
+    stack: usize,
+    /// Positions a task acts on before it leaves the rest to the frontier. At least 1.
+    budget: u64,
+}
+
+impl Default for WorkLimits {
+    fn default() -> Self {
+        WorkLimits {
+            stack: 1 << 13,
+            budget: 1 << 15,
+        }
+    }
+}
+
 struct Ctx<'a> {
     rules: &'a Rules,
     n: u8,
@@ -321,6 +386,7 @@ struct Ctx<'a> {
     failed: &'a [AtomicU64],
     /// Per [`LEVEL_GRANULE`] positions: bit `k` when some position holds `−k`.
     levels: &'a [AtomicU64],
+    limits: WorkLimits,
 }
 
 impl Ctx<'_> {
@@ -543,55 +609,95 @@ impl Ctx<'_> {
     /// A child justified at level `k` with score `vc` (`±k`) acts on its parent `j`: a `−k`
     /// child justifies a `+k` parent not yet justified, and fails a parent scoring `0..k`
     /// (its move to the child is worth `k`, more than its score); a `+k` child counts down a
-    /// waiting `−k` parent.
+    /// waiting `−k` parent. Returns whether this justified the parent (its score is then
+    /// `−vc`, and its parents are the caller's to act on: exactly one caller wins).
     #[inline]
-    fn act(&self, k: i16, j: u64, vc: i16) {
+    fn act(&self, k: i16, j: u64, vc: i16) -> bool {
         let cell = &self.cells[j as usize];
         if vc < 0 {
             // Most parents are not waiting for this child: a plain read sees it first.
             let b = cell.load(Ordering::Relaxed);
             if b == code(k) {
-                if cell
+                return cell
                     .compare_exchange(b, b | J, Ordering::Relaxed, Ordering::Relaxed)
-                    .is_ok()
-                {
-                    Self::set(self.bits, j as usize);
-                }
+                    .is_ok();
             } else if (0..k).contains(&score_of(b, k)) {
                 // The move to this child is worth `k`, more than the parent's score.
                 Self::set(self.failed, j as usize);
             }
-            return;
+            return false;
         }
         let base = pending_base(k);
         let mut b = cell.load(Ordering::Relaxed);
         loop {
             if b <= base || b > base + 6 {
-                return;
+                return false;
             }
             let new = if b == base + 1 { code(-k) | J } else { b - 1 };
             match cell.compare_exchange_weak(b, new, Ordering::Relaxed, Ordering::Relaxed) {
-                Ok(_) => {
-                    if new & J != 0 {
-                        Self::set(self.bits, j as usize);
-                    }
-                    return;
-                }
+                Ok(_) => return new & J != 0,
                 Err(x) => b = x,
             }
         }
     }
 
-    /// One sweep over the frontier of level `k`: every marked position acts on its
-    /// parents. Returns how many were taken.
-    fn sweep(&self, k: i16) -> u64 {
+    /// Acts, at level `k`, on the parents of the positions of the work stack and, depth
+    /// first, on those of the parents this justifies, until the stack is empty or the task's
+    /// budget is spent; what is left then goes to the frontier for the next sweep, so that
+    /// one task does not keep a long cascade while the other threads are idle. A parent
+    /// justified here is pushed with the position its un-move produced, so nothing is
+    /// unranked again. Returns how many positions it justified.
+    ///
+    /// `work.buf` (empty on entry and on return) holds the parent updates of a batch of
+    /// positions, applied after all their cells were prefetched.
+    fn propagate(&self, k: i16, work: &mut Work) -> u64 {
+        let Work { stack, buf, budget } = work;
+        let mut justified = 0u64;
+        while !stack.is_empty() {
+            if *budget == 0 {
+                for &(j, _, _) in stack.iter() {
+                    Self::set(self.bits, j as usize);
+                }
+                stack.clear();
+                break;
+            }
+            while buf.len() < BATCH && *budget > 0 {
+                let Some((_, v, p)) = stack.pop() else { break };
+                p.unmoves(self.rules, |q, _house| {
+                    if q.is_reachable() {
+                        let r = self.index.rank_unchecked(&q);
+                        prefetch(&self.cells[r as usize]);
+                        buf.push((r, v, q));
+                    }
+                });
+                *budget -= 1;
+            }
+            for &(r, v, q) in buf.iter() {
+                if self.act(k, r, v) {
+                    justified += 1;
+                    if stack.len() < self.limits.stack {
+                        stack.push((r, -v, q));
+                    } else {
+                        Self::set(self.bits, r as usize);
+                    }
+                }
+            }
+            buf.clear();
+        }
+        justified
+    }
+
+    /// One sweep over the frontier of level `k`: every marked position acts on its parents,
+    /// and the positions this justifies on theirs, depth first ([`Ctx::propagate`]).
+    /// Returns how many marked positions it took and how many positions it justified.
+    fn sweep(&self, k: i16) -> (u64, u64) {
         const WORDS: usize = CHUNK / 64;
         self.bits
             .par_chunks(WORDS)
             .enumerate()
             .map(|(c, chunk)| {
-                let mut taken = 0u64;
-                let mut buf: Vec<(u64, i16)> = Vec::with_capacity(BATCH + 64);
+                let (mut taken, mut justified) = (0u64, 0u64);
+                let mut work = Work::new(self.limits);
                 // The marks come in increasing order: the unranker keeps the mover's side.
                 let mut unranker = self.index.unranker();
                 for (w, word) in chunk.iter().enumerate() {
@@ -603,30 +709,23 @@ impl Ctx<'_> {
                         let b = u64::from(bits.trailing_zeros());
                         bits &= bits - 1;
                         let j = ((c * WORDS + w) as u64) * 64 + b;
+                        if work.budget == 0 {
+                            // Left for the next sweep.
+                            Self::set(self.bits, j as usize);
+                            continue;
+                        }
                         let v = score_of(self.cells[j as usize].load(Ordering::Relaxed), k);
-                        let p = unranker.unrank(j);
-                        p.unmoves(self.rules, |q, _house| {
-                            if q.is_reachable() {
-                                let r = self.index.rank_unchecked(&q);
-                                prefetch(&self.cells[r as usize]);
-                                buf.push((r, v));
-                            }
-                        });
+                        work.stack.push((j, v, unranker.unrank(j)));
                         taken += 1;
-                        if buf.len() >= BATCH {
-                            for &(r, v) in &buf {
-                                self.act(k, r, v);
-                            }
-                            buf.clear();
+                        if work.stack.len() >= START_BATCH {
+                            justified += self.propagate(k, &mut work);
                         }
                     }
                 }
-                for &(r, v) in &buf {
-                    self.act(k, r, v);
-                }
-                taken
+                justified += self.propagate(k, &mut work);
+                (taken, justified)
             })
-            .sum()
+            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
     }
 
     /// After the levels, over `start..start + len`: every negative position left
@@ -750,6 +849,31 @@ pub fn verify_tier_in_place(
     stored: Option<&dyn ScoreSource>,
     progress: &dyn Progress,
 ) -> Result<VerifyReport, SolveError> {
+    verify_with(
+        rules,
+        n,
+        scores,
+        lower,
+        stored,
+        progress,
+        WorkLimits::default(),
+    )
+}
+
+/// [`verify_tier_in_place`] with the given limits of the depth-first propagation.
+fn verify_with(
+    rules: &Rules,
+    n: u8,
+    scores: &mut [i8],
+    lower: VerifyLower<'_>,
+    stored: Option<&dyn ScoreSource>,
+    progress: &dyn Progress,
+    limits: WorkLimits,
+) -> Result<VerifyReport, SolveError> {
+    let limits = WorkLimits {
+        stack: limits.stack.max(1),
+        budget: limits.budget.max(1),
+    };
     let t0 = Instant::now();
     assert!(n <= 48, "tier {n}");
     let index = TierIndex::new(n, IndexKind::Reachable);
@@ -788,10 +912,12 @@ pub fn verify_tier_in_place(
         bits: &bits,
         failed: &failed,
         levels: &levels,
+        limits,
     };
     let chunks = size.div_ceil(CHUNK);
     let span = |c: usize| (c * CHUNK, CHUNK.min(size - c * CHUNK));
 
+    let mut phases = VerifyPhases::default();
     progress.start(Phase::Init, positions * (slices.len() as u64 + 1));
     let nonzero: u64 = (0..chunks)
         .into_par_iter()
@@ -836,10 +962,12 @@ pub fn verify_tier_in_place(
     for w in &bits {
         w.store(0, Ordering::Relaxed);
     }
+    phases.check_seconds = t0.elapsed().as_secs_f64();
 
     progress.start(Phase::Propagate, nonzero);
     progress.advance(seeded);
     for k in (1..=i16::from(n) + 1).rev() {
+        let t = Instant::now();
         let justified: u64 = (0..chunks)
             .into_par_iter()
             .map(|c| {
@@ -848,16 +976,17 @@ pub fn verify_tier_in_place(
             })
             .sum();
         progress.advance(justified);
-        // The first sweeps take the positions justified at the start, counted above.
-        let mut counted = justified;
+        let swept = Instant::now();
+        phases.start_seconds += (swept - t).as_secs_f64();
         loop {
-            let taken = ctx.sweep(k);
+            let (taken, justified) = ctx.sweep(k);
+            phases.sweeps += 1;
+            progress.advance(justified);
             if taken == 0 {
                 break;
             }
-            progress.advance(taken.saturating_sub(counted));
-            counted = counted.saturating_sub(taken);
         }
+        phases.sweep_seconds += swept.elapsed().as_secs_f64();
     }
 
     // Part (a) of the local check of the parents of the negative scores left unjustified.
@@ -894,6 +1023,7 @@ pub fn verify_tier_in_place(
         mismatches,
         first,
         seconds: t0.elapsed().as_secs_f64(),
+        phases,
     })
 }
 
@@ -966,4 +1096,96 @@ pub(crate) fn mismatch_with(
         stored: s,
         kind,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::progress::NoProgress;
+    use crate::solve::solve_tier;
+    use std::sync::Arc;
+
+    /// The report of tier `n` (scores `scores`, lower tiers `lower`) under `limits` on
+    /// `threads` threads, without its timings.
+    fn report(
+        rules: &Rules,
+        n: u8,
+        scores: &[i8],
+        lower: &LowerTiers,
+        limits: WorkLimits,
+        threads: usize,
+    ) -> VerifyReport {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("thread pool");
+        let mut copy = scores.to_vec();
+        let mut r = pool
+            .install(|| {
+                verify_with(
+                    rules,
+                    n,
+                    &mut copy,
+                    VerifyLower::Resident(lower),
+                    None,
+                    &NoProgress,
+                    limits,
+                )
+            })
+            .expect("verifies");
+        assert!(copy == scores, "tier {n}: the scores are not put back");
+        r.seconds = 0.0;
+        r.phases = VerifyPhases::default();
+        r
+    }
+
+    /// Cascades cut short at every step (work stacks of one or two positions, budgets of
+    /// one to five) leave their rest to the frontier, whose sweeps take it up: the reports
+    /// are those of the default limits, on correct tables and on corrupt ones, on one and
+    /// two threads, under both presets.
+    #[test]
+    fn tiny_work_stacks_give_the_same_reports() {
+        let max = 12u8;
+        for rules in [Rules::ABAPA, Rules::AWARI] {
+            let mut lower = LowerTiers::new();
+            for n in 0..=max {
+                let (solved, _) = solve_tier(&rules, n, &lower, &NoProgress).expect("tier");
+                let good = solved.to_vec();
+                let mut bad = good.clone();
+                let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ u64::from(n);
+                for _ in 0..bad.len() / 50 {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let i = (x % bad.len() as u64) as usize;
+                    let new = match x >> 62 {
+                        0 => bad[i].saturating_add(1),
+                        1 => bad[i].saturating_sub(1),
+                        _ => -bad[i],
+                    };
+                    // In bounds, so that the scores come back as they were.
+                    if new.unsigned_abs() <= n {
+                        bad[i] = new;
+                    }
+                }
+                for scores in [&good, &bad] {
+                    let expect = report(&rules, n, scores, &lower, WorkLimits::default(), 2);
+                    for (stack, budget) in [(1, 1), (2, 5), (1, 1 << 20)] {
+                        let limits = WorkLimits { stack, budget };
+                        for threads in [1, 2] {
+                            let r = report(&rules, n, scores, &lower, limits, threads);
+                            assert_eq!(r, expect, "{rules} tier {n} {limits:?} {threads}");
+                        }
+                    }
+                }
+                if n >= 8 {
+                    let r = report(&rules, n, &bad, &lower, WorkLimits::default(), 2);
+                    assert!(r.mismatches > 0, "{rules} tier {n}: corruption caught");
+                }
+                let r = report(&rules, n, &good, &lower, WorkLimits::default(), 2);
+                assert!(r.is_ok(), "{rules} tier {n}: {r:?}");
+                lower.push(Arc::from(good));
+            }
+        }
+    }
 }

@@ -13,7 +13,7 @@ use oware_db::Rules;
 use oware_solver::distributed::Comm;
 use oware_solver::{
     CheckObserver, DeepReport, DistanceVerdict, Mismatch, MismatchKind, Phase, Progress,
-    TierVerdict, VerifyObserver, VerifyOptions, VerifyReport,
+    TierVerdict, VerifyObserver, VerifyOptions, VerifyPhases, VerifyReport,
 };
 use serde_json::{json, Value};
 
@@ -76,15 +76,28 @@ fn mismatch_json(m: &Mismatch) -> Value {
     })
 }
 
+/// Where the seconds of a tier that took one or more went (nothing on the ranks' path, which
+/// does not time them).
+fn phases(seconds: f64, p: &VerifyPhases) -> String {
+    if p.sweeps == 0 || seconds < 1.0 {
+        return String::new();
+    }
+    format!(
+        "; local check {:.2} s, level starts {:.2} s, {} sweeps {:.2} s",
+        p.check_seconds, p.start_seconds, p.sweeps, p.sweep_seconds
+    )
+}
+
 fn report_line(r: &VerifyReport) -> String {
     if r.is_ok() {
         format!(
-            "tier {:2}  OK      deep: {} positions ({} nonzero, each justified) in {:.2} s ({:.2} M/s)",
+            "tier {:2}  OK      deep: {} positions ({} nonzero, each justified) in {:.2} s ({:.2} M/s){}",
             r.tier,
             r.positions,
             r.nonzero,
             r.seconds,
-            r.positions as f64 / r.seconds.max(1e-9) / 1e6
+            r.positions as f64 / r.seconds.max(1e-9) / 1e6,
+            phases(r.seconds, &r.phases)
         )
     } else {
         format!(

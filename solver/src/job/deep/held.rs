@@ -18,7 +18,9 @@ use crate::memory::{
     available_memory, exchange_memory, human_bytes, plan_verify, verify_memory, ExitPlan,
     PROCESS_BYTES,
 };
-use crate::verify::{mismatch_with, verify_tier_in_place, VerifyLower, VerifyReport, LISTED};
+use crate::verify::{
+    mismatch_with, verify_tier_in_place, VerifyLower, VerifyPhases, VerifyReport, LISTED,
+};
 
 /// The tiers a rank keeps for the tiers above them.
 pub(super) enum Held {
@@ -365,6 +367,7 @@ impl Held {
                     mismatches,
                     first: details,
                     seconds: t.elapsed().as_secs_f64(),
+                    phases: VerifyPhases::default(),
                 })
             }
         }
