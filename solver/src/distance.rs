@@ -30,6 +30,7 @@ use oware_db::index::{IndexKind, TierIndex};
 use oware_db::{Outcome, Position, Rules};
 use rayon::prelude::*;
 
+use crate::hugepage::vec_of;
 use crate::lower::LowerTiers;
 use crate::prefetch::prefetch;
 
@@ -128,17 +129,16 @@ pub fn tier_distances(
             positions: size,
         });
     }
-    let dist: Vec<AtomicU8> = (0..scores.len())
-        .map(|_| AtomicU8::new(NO_DISTANCE))
-        .collect();
+    // Read and written at random: on huge pages where the kernel allows them.
+    let dist = vec_of(scores.len(), |_| AtomicU8::new(NO_DISTANCE));
     // Keeping in-tier moves still to decide, for the disfavoured positions.
-    let open: Vec<AtomicU8> = (0..scores.len()).map(|_| AtomicU8::new(0)).collect();
+    let open = vec_of(scores.len(), |_| AtomicU8::new(0));
 
     // The frontiers, one bit per position: `current` holds the positions at distance `r`,
     // `next` those found at `r + 1` (the first sweep puts those at 0 and 1 there).
     let words = scores.len().div_ceil(64);
-    let mut current: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
-    let mut next: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(0)).collect();
+    let mut current = vec_of(words, |_| AtomicU64::new(0));
+    let mut next = vec_of(words, |_| AtomicU64::new(0));
     let mark = |set: &[AtomicU64], i: usize| {
         set[i / 64].fetch_or(1 << (i % 64), Ordering::Relaxed);
     };

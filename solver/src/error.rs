@@ -41,13 +41,14 @@ impl AllocError {
     }
 }
 
-/// A vector of `len` elements made by `f`, or an error if its memory cannot be reserved.
+/// A vector of `len` elements made by `f`, on transparent huge pages where the kernel allows
+/// them ([`hugepage::try_reserve`]), or an error if its memory cannot be reserved.
 pub(crate) fn try_vec<T>(
     len: usize,
     f: impl FnMut(usize) -> T,
 ) -> Result<Vec<T>, std::collections::TryReserveError> {
     let mut v = Vec::new();
-    v.try_reserve_exact(len)?;
+    crate::hugepage::try_reserve(&mut v, len)?;
     v.extend((0..len).map(f));
     Ok(v)
 }

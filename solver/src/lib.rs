@@ -28,6 +28,7 @@ mod distance;
 pub mod distributed;
 mod error;
 mod granule;
+mod hugepage;
 mod job;
 mod lower;
 pub mod memory;

@@ -25,7 +25,7 @@ pub fn read_table(table: &Table) -> Result<Vec<i8>, Error> {
         ))
     })?;
     let mut out = Vec::new();
-    out.try_reserve_exact(entries).map_err(|e| {
+    crate::hugepage::try_reserve(&mut out, entries).map_err(|e| {
         Error::InvalidState(format!(
             "{}: cannot allocate the {entries} bytes of its scores: {e}",
             table.path().display()

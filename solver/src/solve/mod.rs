@@ -447,7 +447,7 @@ fn sliced_exits(
     let largest = slices.iter().map(Slice::len).max().unwrap_or(0);
     let size = ctx.cells.len() as u64;
     let mut buf: Vec<i8> = Vec::new();
-    buf.try_reserve_exact(largest as usize)
+    crate::hugepage::try_reserve(&mut buf, largest as usize)
         .map_err(|e| AllocError::new::<i8>(n, "exit slice", size, largest as usize, e.into_io()))?;
     buf.resize(largest as usize, 0);
     stats.exit_sweeps = slices.len() as u64;

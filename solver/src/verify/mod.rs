@@ -195,6 +195,24 @@ pub(crate) fn score_of(b: u8, k: i16) -> i16 {
     }
 }
 
+/// Bit 7 of each byte of `w` (eight cells) that may be a pending code (below
+/// [`SCORE_CODES`], without `J`) or the code `own`, with or without `J`; clear for every
+/// other byte.
+#[inline]
+fn candidates(w: u64, own: u8) -> u64 {
+    const LOW: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let x = w & LOW;
+    // A byte of `x` is at most 0x7F, so adding 0x71 (128 − 15) never carries into the next:
+    // bit 7 is clear exactly where the byte is below 15.
+    let low_codes = !(x + ONES * u64::from(0x80 - SCORE_CODES)) & HIGH;
+    let y = x ^ (ONES * u64::from(own));
+    // Bit 7 set exactly where the byte of `y` is zero.
+    let own_codes = !(((y & LOW) + LOW) | y) & HIGH;
+    low_codes | own_codes
+}
+
 /// What is wrong with a stored score.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MismatchKind {
@@ -581,7 +599,7 @@ impl Ctx<'_> {
             if self.levels[g / LEVEL_GRANULE].load(Ordering::Relaxed) & wanted == 0 {
                 continue;
             }
-            for i in g..end.min(g + LEVEL_GRANULE) {
+            let mut visit = |i: usize| {
                 let b = self.cells[i].load(Ordering::Relaxed);
                 if b > stale && b <= stale + 6 {
                     self.cells[i].store(code(-k - 1), Ordering::Relaxed);
@@ -600,10 +618,50 @@ impl Ctx<'_> {
                         flush(&mut waiting, &mut children);
                     }
                 }
+            };
+            // Eight cells at a time: only the bytes that may be pending codes or `−k` are
+            // visited one by one.
+            let hi = end.min(g + LEVEL_GRANULE);
+            let mut i = g;
+            while i < hi {
+                match self.word_at(i, hi) {
+                    Some(w) => {
+                        let mut m = candidates(w, own);
+                        while m != 0 {
+                            visit(i + (m.trailing_zeros() / 8) as usize);
+                            m &= m - 1;
+                        }
+                        i += 8;
+                    }
+                    None => {
+                        visit(i);
+                        i += 1;
+                    }
+                }
             }
         }
         flush(&mut waiting, &mut children);
         justified
+    }
+
+    /// The eight cells from `i` as one little-endian word, when they lie before `hi` and
+    /// their address is a multiple of 8 (else `None`: the caller reads cell `i` alone).
+    ///
+    /// Only for a task's own range during the level starts, where no other thread writes
+    /// those cells (the others only read them, with byte loads; the caller writes them, in
+    /// between, in this thread).
+    #[inline]
+    fn word_at(&self, i: usize, hi: usize) -> Option<u64> {
+        let ptr = self.cells[i..].as_ptr();
+        if i + 8 > hi || (ptr as usize) % 8 != 0 {
+            return None;
+        }
+        // SAFETY: `ptr` is aligned to 8 and `i + 8 <= hi <= cells.len()`, so the word lies in
+        // `cells`, which outlive this call. The accesses that may race with this load are
+        // other threads' byte loads (reads do not conflict, whatever their sizes); the cells
+        // of the word are written only by this thread (see above).
+        let word = unsafe { AtomicU64::from_ptr(ptr.cast::<u64>().cast_mut()) };
+        Some(u64::from_le(word.load(Ordering::Relaxed)))
     }
 
     /// A child justified at level `k` with score `vc` (`±k`) acts on its parent `j`: a `−k`
@@ -897,7 +955,7 @@ fn verify_with(
     };
     let largest = slices.iter().map(Slice::len).max().unwrap_or(0) as usize;
     let mut buf: Vec<i8> = Vec::new();
-    buf.try_reserve_exact(largest)
+    crate::hugepage::try_reserve(&mut buf, largest)
         .map_err(|e| AllocError::new::<i8>(n, "lower slice", positions, largest, e.into_io()))?;
     buf.resize(largest, 0);
     // SAFETY: `AtomicU8` has the size, alignment and validity of `u8` (and so of `i8`);
@@ -1138,6 +1196,37 @@ mod tests {
         r.seconds = 0.0;
         r.phases = VerifyPhases::default();
         (r, sweeps)
+    }
+
+    /// The word-wise scan of the level starts flags exactly the bytes that are below
+    /// [`SCORE_CODES`] or `own` once `J` is cleared: every byte in every place, next to
+    /// others of every kind.
+    #[test]
+    fn candidates_flag_exactly_the_low_and_own_codes() {
+        let flagged = |b: u8, own: u8| (b & !J) < SCORE_CODES || b & !J == own;
+        let expect = |w: u64, own: u8| {
+            (0..8).fold(0u64, |m, i| {
+                m | u64::from(flagged((w >> (8 * i)) as u8, own)) << (8 * i + 7)
+            })
+        };
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        for own in (0..=48).map(|k| code(-k - 1)) {
+            for b in 0..=255u8 {
+                for place in 0..8 {
+                    for filler in [0u8, 14, 15, own, own | J, 0x70, 0xF0, 0xFF] {
+                        let w = u64::from_le_bytes([filler; 8]) & !(0xFF << (8 * place))
+                            | u64::from(b) << (8 * place);
+                        assert_eq!(candidates(w, own), expect(w, own), "{w:#x} {own}");
+                    }
+                }
+            }
+            for _ in 0..10_000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                assert_eq!(candidates(x, own), expect(x, own), "{x:#x} {own}");
+            }
+        }
     }
 
     /// Cascades cut short (work stacks of one or two positions; budgets of one, five or
