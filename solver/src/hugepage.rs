@@ -2,9 +2,10 @@
 //!
 //! With 4 KiB pages a random access into gigabytes misses the TLB as well as the cache;
 //! with 2 MiB pages the page walks mostly disappear. The solver's own cells live in maps
-//! advised so ([`AtomicBuf`](crate::solve::buffer::AtomicBuf)); the vectors here (the
-//! verifier's scores and bits, the lower tiers it holds, the slices of lower tiers) get the
-//! same advice before their pages are first touched. Where the kernel refuses it
+//! advised so ([`AtomicBuf`](crate::solve::buffer::AtomicBuf)); the vectors made here (the
+//! verifier's scores and bits, the lower tiers it holds, the slices of lower tiers, the
+//! distance pass's arrays, a rank's cells and share of the lower tiers) get the same advice
+//! before their pages are first touched. Where the kernel refuses it
 //! (`transparent_hugepage` set to `never`, or another system) nothing changes but speed.
 
 use std::collections::TryReserveError;

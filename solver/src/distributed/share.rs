@@ -83,7 +83,7 @@ impl LowerShare {
             )));
         }
         let range = self.partition(tier).range(self.rank);
-        let mut scores = vec![0i8; (range.end - range.start) as usize];
+        let mut scores = crate::hugepage::vec_of((range.end - range.start) as usize, |_| 0i8);
         crate::dir::read::read_range_parallel(table, range.start, &mut scores)?;
         table.release_pages();
         self.insert(

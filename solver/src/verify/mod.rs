@@ -126,7 +126,7 @@
 //! one generation of the exits per position (with each capture's child looked up, in
 //! batches whose reads are prefetched) and the in-tier children of the zeros; one forward
 //! generation per negative position at the start of its level, with its in-tier children
-//! looked up; a byte scan per level; one un-move generation per nonzero position (and per
+//! looked up; a scan per level (eight cells to a word, the candidates then one by one); one un-move generation per nonzero position (and per
 //! failing negative one after the levels).
 
 use crate::prefetch::prefetch;

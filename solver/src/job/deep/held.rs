@@ -234,7 +234,8 @@ impl Held {
                 let range = share.partition(n).range(rank);
                 let path = oware_db::manifest::tier_path(&common.opts.dir, None, n);
                 let read = Table::open(&path).and_then(|t| {
-                    let mut s = vec![0i8; (range.end - range.start) as usize];
+                    let mut s =
+                        crate::hugepage::vec_of((range.end - range.start) as usize, |_| 0i8);
                     crate::dir::read::read_range_parallel(&t, range.start, &mut s)?;
                     t.release_pages();
                     Ok(s)
