@@ -76,4 +76,37 @@ mod tests {
             assert!(b[10..].iter().all(|&x| x == -1));
         }
     }
+
+    /// The advice is given: the kernel marks the mapping that holds the vector's whole huge
+    /// pages `hg` in `/proc/self/smaps` (where it has transparent huge pages at all).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_kernel_is_asked_for_huge_pages() {
+        if !std::path::Path::new("/sys/kernel/mm/transparent_hugepage").exists() {
+            return;
+        }
+        let mut v: Vec<u8> = Vec::new();
+        try_reserve(&mut v, 8 * HUGE_PAGE).unwrap();
+        let inside = (v.as_ptr() as usize).next_multiple_of(HUGE_PAGE);
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let mut within = false;
+        let mut flags = None;
+        for line in smaps.lines() {
+            let head = line.split_whitespace().next().unwrap_or("");
+            if let Some((a, b)) = head.split_once('-') {
+                if let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16))
+                {
+                    within = (a..b).contains(&inside);
+                    continue;
+                }
+            }
+            if within {
+                if let Some(f) = line.strip_prefix("VmFlags:") {
+                    flags = Some(f.split_whitespace().map(str::to_owned).collect::<Vec<_>>());
+                }
+            }
+        }
+        let flags = flags.expect("the vector's mapping in /proc/self/smaps");
+        assert!(flags.iter().any(|f| f == "hg"), "VmFlags {flags:?}");
+    }
 }
