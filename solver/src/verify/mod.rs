@@ -126,8 +126,10 @@
 //! one generation of the exits per position (with each capture's child looked up, in
 //! batches whose reads are prefetched) and the in-tier children of the zeros; one forward
 //! generation per negative position at the start of its level, with its in-tier children
-//! looked up; a scan per level (eight cells to a word, the candidates then one by one); one un-move generation per nonzero position (and per
-//! failing negative one after the levels).
+//! looked up; a scan per level (eight cells to a word, the candidates then one by one); one
+//! un-move generation per nonzero position (and per failing negative one after the levels).
+//! The arrays it allocates, and the scores that the drivers read from the tables, are on
+//! transparent huge pages where the kernel allows them (`crate::hugepage`).
 
 use crate::prefetch::prefetch;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
