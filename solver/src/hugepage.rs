@@ -45,15 +45,10 @@ pub(crate) fn try_reserve<T>(v: &mut Vec<T>, additional: usize) -> Result<(), Tr
 /// A vector of `len` elements made by `f`, on transparent huge pages where the kernel allows
 /// them. Like `collect`, it aborts the process when the memory cannot be had.
 pub(crate) fn vec_of<T>(len: usize, f: impl FnMut(usize) -> T) -> Vec<T> {
-    let mut v = Vec::new();
-    if try_reserve(&mut v, len).is_err() {
-        match std::alloc::Layout::array::<T>(len) {
-            Ok(layout) => std::alloc::handle_alloc_error(layout),
-            Err(_) => panic!("a vector of {len} elements overflows the address space"),
-        }
-    }
-    v.extend((0..len).map(f));
-    v
+    crate::error::try_vec(len, f).unwrap_or_else(|_| match std::alloc::Layout::array::<T>(len) {
+        Ok(layout) => std::alloc::handle_alloc_error(layout),
+        Err(_) => panic!("a vector of {len} elements overflows the address space"),
+    })
 }
 
 #[cfg(test)]
