@@ -138,7 +138,8 @@ pub struct TierPlan {
     /// ([`tier_memory`]), the verifier's state ([`verify_memory`]).
     pub own: u64,
     /// Of `own`, the bytes held while the exits read a slice of the lower tiers: the
-    /// solver's cells without the frontier ([`frontier_bytes`]), the verifier's whole state.
+    /// solver's cells without the frontier ([`frontier_bytes`]), the verifier's state
+    /// without its frontier ([`verify_frontier_bytes`]).
     pub own_beside_slice: u64,
     /// The lower tiers' scores held at once: the whole window, or the largest slice.
     pub lower: u64,
@@ -190,11 +191,12 @@ pub fn plan_tier(
 
 /// The memory plan of the deep verification of tier `n` ([`verify_tier_in_place`](crate::verify_tier_in_place)):
 /// [`plan_tier`]'s, with the verifier's own memory ([`verify_memory`]) in place of the
-/// solver's.
+/// solver's; a sliced plan gives the frontier's bytes ([`verify_frontier_bytes`]), which
+/// the verifier allocates once the slices are done, to the slice.
 ///
 /// # Errors
-/// The plan that would be needed at least, when even the tier's own memory plus the smallest
-/// slice exceeds `limit`.
+/// The plan that would be needed at least, when the tier's own memory, or its memory beside
+/// the smallest slice plus that slice, exceeds `limit`.
 pub fn plan_verify(
     rules: &Rules,
     n: u8,
@@ -202,7 +204,14 @@ pub fn plan_verify(
     forced: Option<u64>,
 ) -> Result<TierPlan, TierPlan> {
     let own = verify_memory(positions(n));
-    plan_with(own, own, rules, n, limit, forced)
+    plan_with(
+        own,
+        own - verify_frontier_bytes(positions(n)),
+        rules,
+        n,
+        limit,
+        forced,
+    )
 }
 
 /// What a plan made with no memory at all needs: its least (a refusal, whose plan is the
@@ -259,11 +268,18 @@ fn plan_with(
 
 /// Bytes of memory [`verify_tier_in_place`](crate::verify_tier_in_place) needs for a tier
 /// of `positions` positions: its scores, which hold the verification state too (one byte
-/// per position), and two bits per position (the exit bit, then the frontier, and the
-/// failure bit), and a level mask per 1024 positions (a 128th of a byte per position);
-/// lower tiers not included.
+/// per position), and two bits per position (the failure bit and the frontier), and a level
+/// mask per 1024 positions (a 128th of a byte per position); lower tiers not included.
 pub fn verify_memory(positions: u64) -> u64 {
     positions + positions / 4 + positions / (crate::granule::LEVEL_GRANULE as u64 / 8) + 4096
+}
+
+/// Bytes of [`verify_memory`] that the verifier allocates only once its local check is done:
+/// the frontier bit per position. While the local check reads the lower tiers in slices,
+/// the exit flag it records rides in the cells, so a sliced plan ([`plan_verify`]) gives
+/// these bytes to the slice.
+pub fn verify_frontier_bytes(positions: u64) -> u64 {
+    positions / 8
 }
 
 /// Bytes a deep verification of tiers up to `max` ([`verify_deep`](crate::verify_deep))
@@ -283,8 +299,9 @@ pub fn verify_deep_memory(rules: &Rules, max: u8) -> (u8, u64) {
 }
 
 /// The least memory a deep verification of tiers up to `max` can run in: at the tier that
-/// dominates, its own memory ([`verify_memory`]) and the smallest slice of its window that
-/// [`plan_verify`] allows. Returns `(tier, bytes)`.
+/// dominates, its own memory ([`verify_memory`]), or its memory beside a slice and the
+/// smallest slice of its window that [`plan_verify`] allows, whichever is larger. Returns
+/// `(tier, bytes)`.
 pub fn verify_deep_least_memory(rules: &Rules, max: u8) -> (u8, u64) {
     (0..=max)
         .map(|m| (m, least_needed(plan_verify(rules, m, 0, None))))
@@ -353,7 +370,11 @@ mod tests {
         );
         let (m, b) = verify_deep_least_memory(&abapa, 12);
         assert_eq!(m, 12);
-        assert_eq!(b, verify_memory(top) + MIN_SLICE_BYTES + PROCESS_BYTES);
+        let beside = verify_memory(top) - verify_frontier_bytes(top);
+        assert_eq!(
+            b,
+            verify_memory(top).max(beside + MIN_SLICE_BYTES) + PROCESS_BYTES
+        );
         assert!(plan_verify(&abapa, 12, b, None).is_ok());
         assert!(plan_verify(&abapa, 12, b - 1, None).is_err());
         assert_eq!(generate_peak_memory(13, 12), (12, 0));
@@ -415,17 +436,45 @@ mod tests {
             generate_least_memory(&abapa, 12, 12),
             (12, own + PROCESS_BYTES)
         );
-        // The verifier touches all of its state beside a slice.
+        // The verifier's slice takes the frontier's bytes, but not the failure bits'.
         let v = verify_memory(positions(12));
+        let frontier = verify_frontier_bytes(positions(12));
         let plan = plan_verify(&abapa, 12, v + window / 2 + PROCESS_BYTES, None).unwrap();
         assert_eq!(
             plan.exits,
             ExitPlan::Sliced {
-                slice_bytes: window / 2
+                slice_bytes: window / 2 + frontier
             }
         );
+        assert_eq!(plan.own_beside_slice, v - frontier);
+        assert_eq!(plan.needed(), v + window / 2 + PROCESS_BYTES);
         let forced = plan_tier(&abapa, 12, u64::MAX, Some(0)).unwrap();
         assert_eq!(forced.exits, ExitPlan::Sliced { slice_bytes: 1 });
+    }
+
+    /// Under 22 GiB the top tiers of the 36-seed game read their windows in these many
+    /// slices: the verifier in one more than generation at tiers 35 and 36 (its failure bit
+    /// stays beside the slices; with its frontier there too it took 3 and 6).
+    #[test]
+    fn sweeps_of_the_top_tiers_under_22_gib() {
+        use crate::lower::slice::{cut_slices, SLICE_ALIGN};
+        let abapa = Rules::ABAPA;
+        let sweeps = |plan: Result<TierPlan, TierPlan>, n: u8| match plan.map(|p| p.exits) {
+            Ok(ExitPlan::Resident) => 1,
+            Ok(ExitPlan::Sliced { slice_bytes }) => {
+                cut_slices(abapa.capture_window(n), slice_bytes, SLICE_ALIGN).len()
+            }
+            Err(_) => 0,
+        };
+        let limit = 22 << 30;
+        let generate: Vec<usize> = (33..=36)
+            .map(|n| sweeps(plan_tier(&abapa, n, limit, None), n))
+            .collect();
+        let verify: Vec<usize> = (33..=36)
+            .map(|n| sweeps(plan_verify(&abapa, n, limit, None), n))
+            .collect();
+        assert_eq!(generate, [1, 2, 2, 4]);
+        assert_eq!(verify, [1, 2, 3, 5]);
     }
 
     #[test]

@@ -83,7 +83,7 @@ impl Ctx<'_> {
 
     /// The cells of `range` encoded ([`encode_cells`]); returns how many are nonzero.
     fn encode(&self, range: std::ops::Range<usize>) -> u64 {
-        encode_cells(self.n, self.cells, self.failed, self.levels, range)
+        encode_cells(self.n, self.cells, self.failed, self.levels, range, true)
     }
 
     /// A child justified at level `k` with score `vc` (`±k`) acts on the held parent `j`.

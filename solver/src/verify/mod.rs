@@ -67,9 +67,11 @@
 //! move is worth at most `S(p)` and (b) some move is worth at least `S(p)` (the end score,
 //! for a position without moves, counts as an exit). For the exits it needs no state: a
 //! capture is compared with `S(p)` in the sweep over the slice of lower tiers that holds its
-//! child. One bit per position `E` records "an exit is worth at least `S(p)`", set in those
-//! sweeps; a last sweep over the ends (which need no lower tier) completes them. A failure
-//! sets a second bit per position, `F`. With the lower tiers held whole, the sweeps are one
+//! child. A flag per position `E` records "an exit is worth at least `S(p)`", set in those
+//! sweeps; a last sweep over the ends (which need no lower tier) completes them. `E` is the
+//! cell's bit `J`, which means nothing else before that last sweep (the zeros get theirs
+//! there, as justified from the start), so the sweeps over slices hold nothing beside the cells but
+//! the failure bit per position, `F`. With the lower tiers held whole, the sweeps are one
 //! pass. Most in-tier moves are checked where the justification reads them anyway, so that
 //! the local check reads no in-tier child but those of the zeros:
 //!
@@ -83,7 +85,7 @@
 //!   For a positive score it follows from the justification (an exit worth `>= s`, or a move
 //!   to a child scoring `−s`). For a negative score `−k` it is checked at the start of level
 //!   `k`, from the children read there and the exit bit, which the cell carries as `J` from
-//!   the last sweep until then (no `−k` cell is justified before level `k`).
+//!   the local check until then (no `−k` cell is justified before level `k`).
 //!
 //! So the failing positions are those of the plain definition, whichever path finds them.
 //!
@@ -103,7 +105,7 @@
 //!   un-moves: a `−k` child justifies its unjustified `+k` parents; a `+k` child counts
 //!   down its waiting `−k` parents (to 0: justified). `+k` positions justified by `E` were
 //!   counted at the start and do not act again. The positions justified at the start of the
-//!   level go to a frontier bit per position (`E`'s bits, free once the seeds are set),
+//!   level go to a frontier bit per position (allocated once the local check is done),
 //!   which sweeps take once every start is done (a start reads children whose parents are
 //!   not yet waiting). From there a justified parent acts at once, depth first: it goes on
 //!   the task's work stack with the position its un-move produced, so it is never
@@ -119,10 +121,11 @@
 //!
 //! # Cost
 //!
-//! Memory: the tier's scores, which hold the state (1 byte per position), and the bits `E`
-//! (then the frontier) and `F`: 1.25 bytes per position (and a mask of the levels present
-//! per 1024 positions, so that a level's scan skips the granules without its positions),
-//! plus the lower tiers held whole or the largest slice. Work: per sweep of the local check,
+//! Memory: the tier's scores, which hold the state (1 byte per position), and the bits `F`
+//! and (from the levels on) the frontier: 1.25 bytes per position (and a mask of the levels
+//! present per 1024 positions, so that a level's scan skips the granules without its
+//! positions), plus the lower tiers held whole; or 1.125 bytes per position beside the
+//! largest slice, while the lower tiers are read in slices. Work: per sweep of the local check,
 //! one generation of the exits per position (with each capture's child looked up, in
 //! batches whose reads are prefetched) and the in-tier children of the zeros; one forward
 //! generation per negative position at the start of its level, with its in-tier children
@@ -316,15 +319,17 @@ impl VerifyLower<'_> {
 }
 
 /// The cells of `range` (a range that starts on a [`LEVEL_GRANULE`] boundary) encoded
-/// from the stored scores of tier `n` they hold: clamped to `±(n + 1)`, zeros justified;
-/// the scores out of bounds marked in `failed`, the levels of the negative ones in `levels`.
-/// Returns how many are nonzero. Shared by one process and the ranks.
+/// from the stored scores of tier `n` they hold: clamped to `±(n + 1)`, zeros justified
+/// when `zeros_justified` (else `J` is clear everywhere, free to carry the exit flag through
+/// the local check); the scores out of bounds marked in `failed`, the levels of the negative
+/// ones in `levels`. Returns how many are nonzero. Shared by one process and the ranks.
 pub(crate) fn encode_cells(
     n: u8,
     cells: &[AtomicU8],
     failed: &[AtomicU64],
     levels: &[AtomicU64],
     range: std::ops::Range<usize>,
+    zeros_justified: bool,
 ) -> u64 {
     debug_assert_eq!(range.start % LEVEL_GRANULE, 0);
     let n = i16::from(n);
@@ -341,7 +346,8 @@ pub(crate) fn encode_cells(
             if c < 0 {
                 mask |= 1 << -c;
             }
-            cells[i].store(code(c) | if s == 0 { J } else { 0 }, Ordering::Relaxed);
+            let j = if s == 0 && zeros_justified { J } else { 0 };
+            cells[i].store(code(c) | j, Ordering::Relaxed);
         }
         if mask != 0 {
             levels[g / LEVEL_GRANULE].fetch_or(mask, Ordering::Relaxed);
@@ -398,9 +404,9 @@ struct Ctx<'a> {
     index: TierIndex,
     /// One byte per position: the score and the verifier's state (see the codes above).
     cells: &'a [AtomicU8],
-    /// One bit per position: during the local check, "an exit is worth at least the
-    /// score"; during the levels, the frontier (justified at this level, parents not yet
-    /// acted on).
+    /// One bit per position during the levels: the frontier (justified at this level,
+    /// parents not yet acted on). Empty during the local check, which keeps its exit flag
+    /// in the cells' `J` instead, so that the slices of the lower tiers get its bytes.
     bits: &'a [AtomicU64],
     /// One bit per position: the position failed the bound or the local check.
     failed: &'a [AtomicU64],
@@ -428,12 +434,14 @@ impl Ctx<'_> {
             self.failed,
             self.levels,
             start..start + len,
+            false,
         )
     }
 
     /// One sweep of the positions `start..start + len` over a slice of the lower tiers:
     /// every capture whose child the slice holds is compared with the score (no state but
-    /// the two bits: worth more fails, worth at least sets the exit bit).
+    /// two bits: worth more sets the failure bit, worth at least sets the cell's `J`, the
+    /// exit flag until the last sweep).
     fn slice_sweep(&self, loaded: &Loaded<'_>, start: usize, len: usize) {
         let mut cursor = self.index.cursor(start as u64, (start + len) as u64);
         let mut pending: Vec<(u8, u8, &i8)> = Vec::with_capacity(SUB * 6);
@@ -461,12 +469,15 @@ impl Ctx<'_> {
                 ge |= u64::from(v >= s) << slot;
                 gt |= u64::from(v > s) << slot;
             }
-            let (w, sh) = (base / 64, base % 64);
-            if ge != 0 {
-                self.bits[w].fetch_or(ge << sh, Ordering::Relaxed);
+            // Only this task writes these cells during the sweep: no read-modify-write.
+            let mut left = ge;
+            while left != 0 {
+                let c = &self.cells[base + left.trailing_zeros() as usize];
+                left &= left - 1;
+                c.store(c.load(Ordering::Relaxed) | J, Ordering::Relaxed);
             }
             if gt != 0 {
-                self.failed[w].fetch_or(gt << sh, Ordering::Relaxed);
+                self.failed[base / 64].fetch_or(gt << (base % 64), Ordering::Relaxed);
             }
         }
     }
@@ -478,8 +489,9 @@ impl Ctx<'_> {
     /// at least it gets `J`: a positive one is justified; a negative one keeps it as its exit
     /// flag until the start of its level ([`Ctx::level_start`]). The in-tier moves worth
     /// more than the score are found from the other end, by the un-moves of the negative
-    /// children ([`Ctx::act`], [`Ctx::unjustified_parents`]). Returns how many positive
-    /// scores were justified here.
+    /// children ([`Ctx::act`], [`Ctx::unjustified_parents`]). The exit flag of the slice
+    /// sweeps is read from `J`, which means nothing else before (zeros get theirs here, as
+    /// justified from the start). Returns how many positive scores were justified here.
     fn last_sweep(&self, resident: Option<&LowerTiers>, start: usize, len: usize) -> u64 {
         let mut cursor = self.index.cursor(start as u64, (start + len) as u64);
         // (slot, captured, child's score) and (slot, child's cell).
@@ -497,8 +509,9 @@ impl Ctx<'_> {
             for (slot, e) in st.iter_mut().enumerate().take(m) {
                 let p = cursor.next().unwrap_or_default();
                 let i = base + slot;
-                let s = score_of(self.cells[i].load(Ordering::Relaxed), 0);
-                *e = (s, false, Self::bit(self.bits, i), false);
+                let b = self.cells[i].load(Ordering::Relaxed);
+                let s = score_of(b, 0);
+                *e = (s, false, b & J != 0, false);
                 let mut exit = |mv: &Move| match mv.outcome {
                     Outcome::Continue { child, captured } => {
                         if let Some(lower) = resident {
@@ -543,7 +556,7 @@ impl Ctx<'_> {
             let mut fail = 0u64;
             for (slot, &(s, gt, exit, inner)) in st.iter().enumerate().take(m) {
                 fail |= u64::from(gt || (s == 0 && !(exit || inner))) << slot;
-                if s != 0 && exit {
+                if s == 0 || exit {
                     self.cells[base + slot].fetch_or(J, Ordering::Relaxed);
                     seeded += u64::from(s > 0);
                 }
@@ -888,7 +901,9 @@ impl ScoreSource for Stored<'_> {
 /// `±(n + 1)`). The lower tiers (verified before) are read from `lower`; `stored`, when
 /// given, delivers the original stored scores of tier `n` for the report's details of the
 /// scores out of bounds (else they are reported clamped). Memory beyond `scores`: two bits
-/// per position, and the largest slice when `lower` is sliced.
+/// per position; while `lower` is read in slices, one bit per position and the largest
+/// slice (the frontier's bit is allocated once the slices are done). After an error,
+/// `scores` may hold the verifier's state.
 ///
 /// Runs on the current rayon thread pool; reports [`Phase::Init`] for the local check
 /// (counted in positions, once per sweep) and [`Phase::Propagate`] for the justification
@@ -944,7 +959,6 @@ fn verify_with(
     let alloc = |what: &'static str, e: std::collections::TryReserveError| {
         AllocError::new::<AtomicU64>(n, what, positions, words, e.into_io())
     };
-    let bits = try_vec(words, |_| AtomicU64::new(0)).map_err(|e| alloc("frontier", e))?;
     let failed =
         try_vec(words, |_| AtomicU64::new(0)).map_err(|e| alloc("verification bits", e))?;
     let levels = try_vec(size.div_ceil(LEVEL_GRANULE), |_| AtomicU64::new(0))
@@ -969,7 +983,7 @@ fn verify_with(
         n,
         index,
         cells,
-        bits: &bits,
+        bits: &[],
         failed: &failed,
         levels: &levels,
         limits,
@@ -1019,9 +1033,9 @@ fn verify_with(
             z
         })
         .sum();
-    for w in &bits {
-        w.store(0, Ordering::Relaxed);
-    }
+    // The frontier, once the slice's bytes are free.
+    let bits = try_vec(words, |_| AtomicU64::new(0)).map_err(|e| alloc("frontier", e))?;
+    let ctx = Ctx { bits: &bits, ..ctx };
     phases.check_seconds = t0.elapsed().as_secs_f64();
 
     progress.start(Phase::Propagate, nonzero);

@@ -4,7 +4,8 @@
 //!
 //! On one process each tier of the range is planned like a tier of `generate`
 //! ([`plan_verify`](crate::memory::plan_verify)): its own 1.25 bytes per position, plus its capture
-//! window held whole in memory when both fit, or else read from the tables in slices. The
+//! window held whole in memory when both fit, or else read from the tables in slices (beside
+//! 1.125 bytes per position: the frontier's bit is allocated after them). The
 //! tiers a later tier reads from memory are kept as they are verified; the others are
 //! dropped. Once a tier is sliced, the tiers above it are too. Over several ranks each rank
 //! holds its share of each tier, as generation splits it.
@@ -44,9 +45,9 @@ pub enum VerifyError {
     /// The verification needs more memory than is available.
     #[error(
         "deep verification of tier {tier} needs {} of memory ({needed} bytes: {own} for its \
-         scores and verification state, {lower} for the smallest slice of its lower tiers, \
-         {process} for the process and its buffers) but only {} ({available} bytes) are \
-         available",
+         scores and verification state, of which {beside} beside {lower} for the smallest \
+         slice of its lower tiers; {process} for the process and its buffers) but only {} \
+         ({available} bytes) are available",
         human_bytes(*needed),
         human_bytes(*available)
     )]
@@ -57,6 +58,9 @@ pub enum VerifyError {
         needed: u64,
         /// Of which the tier's own scores and state ([`verify_memory`](crate::memory::verify_memory)).
         own: u64,
+        /// Of `own`, the bytes held beside a slice of the lower tiers (without the frontier;
+        /// see [`verify_frontier_bytes`](crate::memory::verify_frontier_bytes)).
+        beside: u64,
         /// Of which the smallest slice of its lower tiers.
         lower: u64,
         /// Of which the process itself and its buffers
