@@ -203,10 +203,11 @@ pub fn plan_verify(
     limit: u64,
     forced: Option<u64>,
 ) -> Result<TierPlan, TierPlan> {
-    let own = verify_memory(positions(n));
+    let size = positions(n);
+    let own = verify_memory(size);
     plan_with(
         own,
-        own - verify_frontier_bytes(positions(n)),
+        own - verify_frontier_bytes(size),
         rules,
         n,
         limit,

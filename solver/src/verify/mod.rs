@@ -70,10 +70,10 @@
 //! child. A flag per position `E` records "an exit is worth at least `S(p)`", set in those
 //! sweeps; a last sweep over the ends (which need no lower tier) completes them. `E` is the
 //! cell's bit `J`, which means nothing else before that last sweep (the zeros get theirs
-//! there, as justified from the start), so the sweeps over slices hold nothing beside the cells but
-//! the failure bit per position, `F`. With the lower tiers held whole, the sweeps are one
-//! pass. Most in-tier moves are checked where the justification reads them anyway, so that
-//! the local check reads no in-tier child but those of the zeros:
+//! there, as justified from the start), so the sweeps over slices hold nothing beside the
+//! cells but the failure bit per position, `F`. With the lower tiers held whole, the sweeps
+//! are one pass. Most in-tier moves are checked where the justification reads them anyway,
+//! so that the local check reads no in-tier child but those of the zeros:
 //!
 //! - (a) fails exactly when some in-tier child `c` has `S(c) < −S(p)`, which needs
 //!   `S(c) < 0`. The un-moves of every negative child `S(c) = −t` reach all its parents:
