@@ -7,7 +7,9 @@ mod support;
 
 use oware_db::index::{IndexKind, TierIndex};
 use oware_db::Rules;
-use oware_solver::memory::{tier_memory, verify_memory, window_bytes, PROCESS_BYTES};
+use oware_solver::memory::{
+    far_exit_bytes, tier_memory, verify_memory, window_bytes, PROCESS_BYTES,
+};
 use support::{oware, text};
 
 /// Runs `oware ARGS` under `OWARE_MEMORY_LIMIT=limit` to its end and returns its peak
@@ -52,7 +54,8 @@ fn a_limited_generation_peaks_within_its_limit() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path().to_str().unwrap();
     let top = 18;
-    let limit = limit_for(tier_memory(positions(top)), top);
+    let own = tier_memory(positions(top)) + far_exit_bytes(top, positions(top));
+    let limit = limit_for(own, top);
     let args = ["generate", "--quiet", "--max-seeds", "18", "--dir", d];
     let peak = peak_under(limit, &args);
     eprintln!("{args:?}: peak {peak} bytes, limit {limit}");

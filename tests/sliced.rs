@@ -13,14 +13,16 @@ use std::process::Stdio;
 
 use oware_db::index::{IndexKind, TierIndex};
 use oware_db::Rules;
-use oware_solver::memory::{frontier_bytes, tier_memory, window_bytes, PROCESS_BYTES};
+use oware_solver::memory::{
+    far_exit_bytes, frontier_bytes, tier_memory, window_bytes, PROCESS_BYTES,
+};
 use support::{leftovers, ok, oware, tables, text};
 
 /// A limit that fits tier 16's cells beside a third of its lower tiers, its cells and
 /// frontier, and every lower tier with all of its own.
 fn limit_for_slices() -> u64 {
     let positions = TierIndex::new(16, IndexKind::Reachable).size();
-    let own = tier_memory(positions);
+    let own = tier_memory(positions) + far_exit_bytes(16, positions);
     let beside = own - frontier_bytes(positions);
     own.max(beside + window_bytes(&Rules::ABAPA, 16) / 3) + PROCESS_BYTES
 }
@@ -137,7 +139,7 @@ fn a_sliced_run_killed_mid_tier_resumes_to_the_same_tables() {
 fn a_limit_below_the_cells_of_a_tier_is_refused_with_the_figures() {
     let tmp = tempfile::tempdir().unwrap();
     let positions = TierIndex::new(12, IndexKind::Reachable).size();
-    let own = tier_memory(positions);
+    let own = tier_memory(positions) + far_exit_bytes(12, positions);
     let beside = own - frontier_bytes(positions);
     // The cells fit beside the smallest slice, but the cells and frontier do not.
     let limit = own + PROCESS_BYTES - 1;
@@ -154,7 +156,7 @@ fn a_limit_below_the_cells_of_a_tier_is_refused_with_the_figures() {
     assert!(
         last.starts_with("error: generating into ")
             && last.contains(&format!(
-                "tier 12 needs {} bytes of memory (1339702 positions: {own} for its cells and frontier, of which {beside} beside 65536 for the smallest slice of its lower tiers while its exits are computed; {PROCESS_BYTES} for the process and its buffers) but only {limit} are available; nothing was written for it",
+                "tier 12 needs {} bytes of memory (1339702 positions: {own} for its cells, frontier and far exits, of which {beside} beside 65536 for the smallest slice of its lower tiers while its exits are computed; {PROCESS_BYTES} for the process and its buffers) but only {limit} are available; nothing was written for it",
                 own + PROCESS_BYTES
             )),
         "{last}"

@@ -23,6 +23,30 @@ pub fn tier_memory(positions: u64) -> u64 {
         + 4096
 }
 
+/// Bytes a tier's plan keeps for the lists of the exits too low for a code of their own in
+/// a position's one-byte cell (the solver's *far exits*, docs/DESIGN.md): a pointer per
+/// chunk of 16,384 positions and, at the tiers whose cells cannot code every exit (above 23
+/// seeds), room for a share `2^(−(2X − 9)/3)` of the positions to be listed, where exits down
+/// to `−X` have a code of their own. The share grows 2^(2/3) ≈ 1.59 times per class fewer,
+/// as the lists grew from tier 27 to tier 36 (about 1.7 times): room for 0.049 % of the
+/// positions at tier 27 (0.015 % listed there), 0.12 % at tier 30 (0.086 %), 0.78 % at tier
+/// 36 (0.42 %), 31 % at tier 48 (extrapolated). A tier whose lists outgrow the room its limit
+/// leaves them stops with an error ([`Tuning::far_exit_room`](crate::Tuning::far_exit_room))
+/// rather than exceed the limit.
+pub fn far_exit_bytes(n: u8, positions: u64) -> u64 {
+    use crate::solve::cell::{Codes, FAR_ALLOC_BYTES, FAR_ENTRY_BYTES, FAR_POINTER_BYTES};
+    let chunks = positions.div_ceil(crate::solve::CHUNK as u64);
+    let exact = Codes::new(n, u8::MAX).exact();
+    if exact >= n {
+        return chunks * FAR_POINTER_BYTES;
+    }
+    // 2^(−t/3) of the positions, with t = 2X − 9 thirds of a bit (X ≥ 7 up to tier 48);
+    // 2^(−1/3) and 2^(−2/3) in 1024ths, rounded up.
+    let thirds = (2 * u32::from(exact)).saturating_sub(9);
+    let listed = (positions >> (thirds / 3)) * [1024, 813, 646][(thirds % 3) as usize] / 1024;
+    chunks * (FAR_POINTER_BYTES + FAR_ALLOC_BYTES) + listed * FAR_ENTRY_BYTES
+}
+
 /// Bytes of [`tier_memory`] that the solver touches only once the tier's exits are computed:
 /// the two frontier bits per position. They are allocated with the cells, as zeroed
 /// anonymous memory, whose pages the kernel backs only when first written; no page of them
@@ -69,7 +93,8 @@ pub fn exchange_memory(batch: usize) -> u64 {
 }
 
 /// Peak memory of generating tiers up to `max` in one process, reached at the first tier
-/// `m` at or above `from` that dominates: the solver's memory for tier `m` plus the lower
+/// `m` at or above `from` that dominates: the solver's memory for tier `m` (its arrays and
+/// far exits, [`tier_memory`] and [`far_exit_bytes`]) plus the lower
 /// tiers' scores, which generation reads from memory-mapped side copies (page cache, not
 /// process memory, but read at random, so they should fit in memory for speed), and the
 /// process itself ([`PROCESS_BYTES`]). Returns
@@ -78,14 +103,16 @@ pub fn generate_peak_memory(from: u8, max: u8) -> (u8, u64) {
     (from..=max)
         .map(|m| {
             let lower: u64 = (0..m).map(positions).sum();
-            (m, lower + tier_memory(positions(m)) + PROCESS_BYTES)
+            let own = tier_memory(positions(m)) + far_exit_bytes(m, positions(m));
+            (m, lower + own + PROCESS_BYTES)
         })
         .max_by_key(|&(_, b)| b)
         .unwrap_or((max, 0))
 }
 
 /// The least memory generating tiers `from..=max` can run in: at the tier that dominates,
-/// the larger of its own cells and frontier ([`tier_memory`]) and its cells beside the
+/// the larger of its own cells, frontier and far exits ([`tier_memory`], [`far_exit_bytes`])
+/// and its cells and far exits beside the
 /// smallest slice of its capture window that [`plan_tier`] allows ([`frontier_bytes`]).
 /// Returns `(tier, bytes)`; `(max, 0)` when `from > max`.
 pub fn generate_least_memory(rules: &Rules, from: u8, max: u8) -> (u8, u64) {
@@ -135,12 +162,16 @@ pub struct TierPlan {
     /// How the exits read the lower tiers.
     pub exits: ExitPlan,
     /// The tier's own arrays at their largest: the solver's cells and frontier
-    /// ([`tier_memory`]), the verifier's state ([`verify_memory`]).
+    /// ([`tier_memory`]) and the room for its far exits ([`far_exit_bytes`]), the verifier's
+    /// state ([`verify_memory`]).
     pub own: u64,
     /// Of `own`, the bytes held while the exits read a slice of the lower tiers: the
-    /// solver's cells without the frontier ([`frontier_bytes`]), the verifier's state
-    /// without its frontier ([`verify_frontier_bytes`]).
+    /// solver's cells and far exits without the frontier ([`frontier_bytes`]), the
+    /// verifier's state without its frontier ([`verify_frontier_bytes`]).
     pub own_beside_slice: u64,
+    /// Of `own` and `own_beside_slice`, the room kept for the solver's far exits
+    /// ([`far_exit_bytes`]; 0 for the verifier, which lists none).
+    pub far_exits: u64,
     /// The lower tiers' scores held at once: the whole window, or the largest slice.
     pub lower: u64,
     /// The process itself and its working buffers ([`PROCESS_BYTES`]).
@@ -158,10 +189,18 @@ impl TierPlan {
         };
         own + self.process
     }
+
+    /// Bytes the far exits may take under `limit` without the peak exceeding it: the room
+    /// kept for them and whatever the plan leaves unused. The solver stops a tier whose
+    /// lists outgrow it ([`Tuning::far_exit_room`](crate::Tuning::far_exit_room)).
+    pub fn far_exit_room(&self, limit: u64) -> u64 {
+        limit.saturating_sub(self.needed()) + self.far_exits
+    }
 }
 
 /// The memory plan of tier `n` under `rules` with `limit` bytes available: the tier's own
-/// cells and frontier ([`tier_memory`]) plus the scores of the tiers its captures reach
+/// cells and frontier ([`tier_memory`]) and the room for its far exits
+/// ([`far_exit_bytes`]) plus the scores of the tiers its captures reach
 /// ([`window_bytes`]). When both fit, [`ExitPlan::Resident`]; otherwise the window is cut into
 /// slices ([`ExitPlan::Sliced`]) of `limit − (own − frontier)` bytes: the frontier is not
 /// touched until the slices are freed ([`frontier_bytes`]), so its bytes go to the slice.
@@ -178,10 +217,10 @@ pub fn plan_tier(
     limit: u64,
     forced: Option<u64>,
 ) -> Result<TierPlan, TierPlan> {
-    let own = tier_memory(positions(n));
+    let far = far_exit_bytes(n, positions(n));
+    let own = tier_memory(positions(n)) + far;
     plan_with(
-        own,
-        own - frontier_bytes(positions(n)),
+        (own, own - frontier_bytes(positions(n)), far),
         rules,
         n,
         limit,
@@ -206,8 +245,7 @@ pub fn plan_verify(
     let size = positions(n);
     let own = verify_memory(size);
     plan_with(
-        own,
-        own - verify_frontier_bytes(size),
+        (own, own - verify_frontier_bytes(size), 0),
         rules,
         n,
         limit,
@@ -227,10 +265,9 @@ fn least_slice(window: u64) -> u64 {
 }
 
 /// The plan of a tier whose arrays take `own` bytes at their largest and `beside` bytes
-/// while its exits read a slice of the lower tiers.
+/// while its exits read a slice of the lower tiers, of which `far` in both for its far exits.
 fn plan_with(
-    own: u64,
-    beside: u64,
+    (own, beside, far): (u64, u64, u64),
     rules: &Rules,
     n: u8,
     limit: u64,
@@ -243,6 +280,7 @@ fn plan_with(
         exits,
         own,
         own_beside_slice: beside,
+        far_exits: far,
         lower,
         process,
     };
@@ -380,7 +418,9 @@ mod tests {
         assert!(plan_verify(&abapa, 12, b - 1, None).is_err());
         assert_eq!(generate_peak_memory(13, 12), (12, 0));
         let (m, b) = generate_peak_memory(0, 12);
-        assert_eq!((m, b), (12, lower + tier_memory(top) + PROCESS_BYTES));
+        let far = far_exit_bytes(12, top);
+        assert_eq!(far, top.div_ceil(16384) * 16);
+        assert_eq!((m, b), (12, lower + tier_memory(top) + far + PROCESS_BYTES));
     }
 
     /// The window of the standard capture (2 or 3 seeds, up to six houses) and of
@@ -398,7 +438,7 @@ mod tests {
             window_bytes(&abapa, 12),
             (0..11).map(positions).sum::<u64>()
         );
-        let own = tier_memory(positions(12));
+        let own = tier_memory(positions(12)) + far_exit_bytes(12, positions(12));
         let frontier = frontier_bytes(positions(12));
         let beside = own - frontier;
         let window = window_bytes(&abapa, 12);
@@ -407,7 +447,8 @@ mod tests {
         assert_eq!(plan.needed(), own + window + PROCESS_BYTES);
         // Out of room for the window whole: the slice takes the frontier's bytes too (tier
         // 16, whose window is more than twice its frontier).
-        let (own16, frontier16) = (tier_memory(positions(16)), frontier_bytes(positions(16)));
+        let own16 = tier_memory(positions(16)) + far_exit_bytes(16, positions(16));
+        let frontier16 = frontier_bytes(positions(16));
         let window16 = window_bytes(&abapa, 16);
         assert!(window16 / 2 > frontier16);
         let limit = own16 + window16 / 2 + PROCESS_BYTES;
@@ -454,8 +495,9 @@ mod tests {
     }
 
     /// Under 22 GiB the top tiers of the 36-seed game read their windows in these many
-    /// slices: the verifier in one more than generation at tiers 35 and 36 (its failure bit
-    /// stays beside the slices; with its frontier there too it took 3 and 6).
+    /// slices: the verifier in one more than generation at tier 36 (its failure bit stays
+    /// beside the slices; with its frontier there too it took 3 and 6 at tiers 35 and 36),
+    /// generation in one more at tier 35 since its plan keeps room for the far exits.
     #[test]
     fn sweeps_of_the_top_tiers_under_22_gib() {
         use crate::lower::slice::{cut_slices, SLICE_ALIGN};
@@ -474,8 +516,59 @@ mod tests {
         let verify: Vec<usize> = (33..=36)
             .map(|n| sweeps(plan_verify(&abapa, n, limit, None), n))
             .collect();
-        assert_eq!(generate, [1, 2, 2, 4]);
+        assert_eq!(generate, [1, 2, 3, 4]);
         assert_eq!(verify, [1, 2, 3, 5]);
+    }
+
+    /// The room kept for the far exits holds the lists of tiers 27..=36 (abapa) as
+    /// generated (docs/BENCHMARKS.md), with their allocator's share, and it is what the
+    /// plan counts beside the slice and at the peak.
+    #[test]
+    fn far_exit_room_holds_the_lists_measured() {
+        use crate::solve::cell::far_list_bytes;
+        let lists = [
+            (27, 158_187),
+            (28, 334_143),
+            (29, 993_445),
+            (30, 2_360_502),
+            (31, 4_501_366),
+            (32, 5_238_137),
+            (33, 10_628_019),
+            (34, 20_064_443),
+            (35, 33_332_197),
+            (36, 59_748_720),
+        ];
+        for (n, listed) in lists {
+            let p = positions(n);
+            let chunks = p.div_ceil(crate::solve::CHUNK as u64);
+            // The most the lists can take: every chunk's list not empty.
+            let measured = chunks * (far_list_bytes(1) - 4) + listed * 4;
+            let room = far_exit_bytes(n, p);
+            assert!(room > measured, "tier {n}: room {room}, lists {measured}");
+            assert!(room < p / 16, "tier {n}: room {room}");
+            let plan = plan_tier(&Rules::ABAPA, n, 22 << 30, None).unwrap();
+            assert_eq!(plan.far_exits, room);
+            assert_eq!(plan.own, tier_memory(p) + room);
+            assert_eq!(plan.own_beside_slice, plan.own - frontier_bytes(p));
+            assert!(plan.needed() <= 22 << 30);
+            assert_eq!(
+                plan.far_exit_room(22 << 30),
+                (22 << 30) - plan.needed() + room
+            );
+        }
+        assert_eq!(
+            far_exit_bytes(23, positions(23)),
+            positions(23).div_ceil(16384) * 16
+        );
+        assert!(far_exit_bytes(24, positions(24)) > positions(24) >> 11);
+        // The share at tier 36 (X = 15): 2^-7; at tier 48 (X = 7): 2^-(5/3).
+        let p = positions(36);
+        assert_eq!(far_exit_bytes(36, p) - p.div_ceil(16384) * 44, (p >> 7) * 4);
+        let p = positions(48);
+        assert_eq!(
+            far_exit_bytes(48, p) - p.div_ceil(16384) * 44,
+            (p >> 1) * 646 / 1024 * 4
+        );
     }
 
     #[test]

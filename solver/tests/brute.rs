@@ -66,6 +66,7 @@ fn overflowing_work_stacks_give_the_same_scores() {
                 stack: 3,
                 budget: 5,
                 exact_exits: 0,
+                ..Tuning::default()
             },
             10,
         ),
@@ -74,6 +75,7 @@ fn overflowing_work_stacks_give_the_same_scores() {
                 stack: 0,
                 budget: 0,
                 exact_exits: 1,
+                ..Tuning::default()
             },
             8,
         ),

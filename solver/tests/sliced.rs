@@ -148,3 +148,126 @@ fn a_missing_lower_table_is_named() {
     source.load(3, 0, &mut buf).unwrap();
     assert!(buf == reference[3]);
 }
+
+/// The far exits' lists take exactly the room they are given: with every exit below 0 listed
+/// (`exact_exits` 0), a tier whose lists fit in their room to the byte is solved as without a
+/// room, resident or in slices, and one byte less stops it with a one-line error naming the
+/// lists, before they are all made.
+#[test]
+fn far_exit_lists_stop_at_their_room() {
+    use oware_solver::{solve_tier_tuned, AllocError};
+    let rules = Rules::ABAPA;
+    let n = 10;
+    let reference = common::solve_all(&rules, n);
+    let lower = lower_of(&reference[..n as usize]);
+    let listing = Tuning {
+        exact_exits: 0,
+        ..Tuning::default()
+    };
+    let (scores, stats) = solve_tier_tuned(&rules, n, &lower, &NoProgress, listing).unwrap();
+    assert!(scores.as_slice() == reference[n as usize].as_slice());
+    assert!(stats.far_exits > 10_000, "{stats:?}");
+    let room = stats.far_exit_bytes;
+    assert!(room > 4 * stats.far_exits, "{stats:?}");
+    let slices = 37 * 1024 + 100;
+    let resident = |far_exit_room| {
+        let tuning = Tuning {
+            far_exit_room,
+            ..listing
+        };
+        solve_tier_tuned(&rules, n, &lower, &NoProgress, tuning)
+            .map(|(s, st)| (s.to_vec(), st.far_exit_bytes))
+            .map_err(|e: AllocError| e.to_string())
+    };
+    let sliced = |far_exit_room| {
+        let tuning = Tuning {
+            far_exit_room,
+            ..listing
+        };
+        solve_tier_sliced(&rules, n, &lower, slices, &NoProgress, tuning)
+            .map(|(s, st)| {
+                assert!(st.exit_sweeps > 2, "{st:?}");
+                (s.to_vec(), st.far_exit_bytes)
+            })
+            .map_err(|e| match e {
+                SolveError::Alloc(a) => a.to_string(),
+                e => panic!("{e:?}"),
+            })
+    };
+    for (path, solve) in [
+        (
+            "resident",
+            &resident as &dyn Fn(u64) -> Result<(Vec<i8>, u64), String>,
+        ),
+        ("sliced", &sliced),
+    ] {
+        let (got, bytes) = solve(room).unwrap_or_else(|e| panic!("{path}: {e}"));
+        assert!(got == reference[n as usize], "{path}");
+        assert_eq!(bytes, room, "{path}");
+        let m = solve(room - 1).expect_err(path);
+        assert!(
+            m.starts_with("tier 10: cannot allocate the far-exit lists"),
+            "{path}: {m}"
+        );
+        assert!(
+            m.contains(&format!("the {} bytes", room - 1)),
+            "{path}: {m}"
+        );
+        assert!(!m.contains('\n'), "{m}");
+    }
+}
+
+/// Bytes of `path`'s memory maps in this process that are resident (`Rss` in
+/// `/proc/self/smaps`).
+#[cfg(target_os = "linux")]
+fn mapped_rss(path: &std::path::Path) -> u64 {
+    let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+    let name = path.to_str().unwrap();
+    let mut in_map = false;
+    let mut kib = 0;
+    for line in smaps.lines() {
+        let first = line.split_whitespace().next().unwrap_or("");
+        if first.contains('-') && first.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
+            in_map = line.ends_with(name);
+        } else if in_map && first == "Rss:" {
+            kib += line
+                .split_whitespace()
+                .nth(1)
+                .unwrap()
+                .parse::<u64>()
+                .unwrap();
+        }
+    }
+    kib * 1024
+}
+
+/// A range decoded by `TableSource` leaves no page of its table resident, its block index
+/// included: slice after slice, the tables read cost nothing beside the slices.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_table_source_leaves_no_page_of_its_tables_resident() {
+    let rules = Rules::ABAPA;
+    let n = 12;
+    let reference = common::solve_all(&rules, n);
+    let dir = tempfile::tempdir().unwrap();
+    write_table_parallel(
+        &oware_solver::TableDir::new(dir.path(), &oware_solver::Cancel::new()),
+        &rules,
+        n,
+        IndexKind::Reachable,
+        &reference[n as usize],
+        &WriteOptions::default(),
+        4,
+    )
+    .unwrap();
+    let path = dir.path().join("tier-12.owt").canonicalize().unwrap();
+    let source = TableSource::new(dir.path());
+    let mut buf = vec![0i8; 1 << 20];
+    source.load(n, 1000, &mut buf).unwrap();
+    assert!(buf[..] == reference[n as usize][1000..1000 + (1 << 20)]);
+    assert_eq!(mapped_rss(&path), 0, "{}", path.display());
+    // The map is still there (read again, then released again).
+    source.load(n, 0, &mut buf[..5000]).unwrap();
+    assert!(buf[..5000] == reference[n as usize][..5000]);
+    assert_eq!(mapped_rss(&path), 0);
+}

@@ -227,7 +227,7 @@ impl GenerateObserver for Bars {
     fn tier_plan(&self, tier: u8, plan: &oware_solver::memory::TierPlan, slices: u64) {
         if let oware_solver::memory::ExitPlan::Sliced { slice_bytes } = plan.exits {
             self.log(&format!(
-                "tier {tier:2}: exits in {slices} slices of ≤ {} (lower tiers {} of memory beside cells of {}; {} with the frontier)",
+                "tier {tier:2}: exits in {slices} slices of ≤ {} (lower tiers {} of memory beside cells and far exits of {}; {} with the frontier)",
                 oware_solver::memory::human_bytes(slice_bytes.min(plan.lower)),
                 oware_solver::memory::human_bytes(plan.lower),
                 oware_solver::memory::human_bytes(plan.own_beside_slice),

@@ -185,10 +185,15 @@ impl TableSource {
 }
 
 impl ScoreSource for TableSource {
+    /// Decodes the range, then releases every page of the table it read (compressed blocks,
+    /// block index, header): the slice costs its buffer only. The block index alone is a
+    /// 64th of a byte per score and would otherwise stay resident for every range read,
+    /// tier after tier, outside the memory plan.
     fn load(&self, tier: u8, start: u64, out: &mut [i8]) -> Result<(), Error> {
         let table = self.table(tier)?;
-        crate::dir::read::read_range_parallel(&table, start, out)?;
-        Ok(())
+        let read = crate::dir::read::read_range_parallel(&table, start, out);
+        table.release_pages();
+        read
     }
 }
 

@@ -55,7 +55,6 @@ impl Codes {
     }
 
     /// Exits down to `−exact()` have a class of their own; lower ones are looked up.
-    #[cfg(test)]
     pub(crate) fn exact(&self) -> u8 {
         self.exact
     }
@@ -252,6 +251,29 @@ pub(crate) enum Change {
 /// The exits below `−Codes::exact()` of one chunk's undecided positions with an open count,
 /// by offset in the chunk, in increasing order.
 pub(crate) type FarExits = Box<[(u16, i8)]>;
+
+/// Bytes one chunk's far-exit list takes in memory, its pointer in the tier's vector
+/// included: 16 for the pointer and, when the list is not empty, 4 per entry and at most 28
+/// of the allocator's header, rounding and smallest block (the transient growth of the list being built is
+/// part of the process's working buffers, [`PROCESS_BYTES`](crate::memory::PROCESS_BYTES)).
+pub(crate) fn far_list_bytes(entries: usize) -> u64 {
+    if entries == 0 {
+        FAR_POINTER_BYTES
+    } else {
+        FAR_POINTER_BYTES + FAR_ALLOC_BYTES + entries as u64 * FAR_ENTRY_BYTES
+    }
+}
+
+/// Bytes of a chunk's pointer to its far-exit list (see [`far_list_bytes`]).
+pub(crate) const FAR_POINTER_BYTES: u64 = std::mem::size_of::<FarExits>() as u64;
+
+/// Bytes of one far exit in its list (see [`far_list_bytes`]).
+pub(crate) const FAR_ENTRY_BYTES: u64 = std::mem::size_of::<(u16, i8)>() as u64;
+
+/// Most bytes the allocator adds to a list that is not empty: glibc's 8-byte header and
+/// rounding to 16 bytes, or its smallest block of 32 bytes for a list of one entry (see
+/// [`far_list_bytes`]).
+pub(crate) const FAR_ALLOC_BYTES: u64 = 28;
 
 /// The exit at `offset` in `far` (which must hold it).
 #[inline]

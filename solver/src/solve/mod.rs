@@ -33,7 +33,8 @@
 //! the exit and open count in one code, with the rare exits too low for a code of their own
 //! in a short list per chunk), plus two frontier bits per position (decided high, decided
 //! low): 1.25 bytes per position, plus a dirty flag per `DIRTY` and a level mask per
-//! `LEVEL_GRANULE` positions. The frontier bits are only written when the stacks overflow,
+//! `LEVEL_GRANULE` positions, and the far exits' lists, which stop the tier with an error
+//! rather than outgrow the room the memory plan leaves them ([`Tuning::far_exit_room`]). The frontier bits are only written when the stacks overflow,
 //! so most of their pages are never touched. A decided cell is its score, so the cells
 //! become the table in place. [`tier_memory`](crate::memory::tier_memory) adds these up.
 //!
@@ -68,8 +69,9 @@ pub(crate) mod buffer;
 pub(crate) mod cell;
 pub(crate) mod first_pass;
 
-/// Positions handled per parallel work item in the sequential phases.
-const CHUNK: usize = 1 << 14;
+/// Positions handled per parallel work item in the sequential phases; one far-exit list
+/// each.
+pub(crate) const CHUNK: usize = 1 << 14;
 
 /// Counts gathered while solving a tier.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -85,6 +87,9 @@ pub struct SolveStats {
     /// Positions whose exit was too low for a code of its own in their cell, kept in the
     /// lists looked up when their open count reaches 0 (see [`Tuning::exact_exits`]).
     pub far_exits: u64,
+    /// Bytes those lists take, with a pointer per `CHUNK` positions and the allocator's
+    /// share (see [`Tuning::far_exit_room`]).
+    pub far_exit_bytes: u64,
     /// Sweeps over the tier that computed the exits: 1 when the lower tiers are held whole,
     /// one per slice when they are read in slices ([`solve_tier_sliced`]).
     pub exit_sweeps: u64,
@@ -360,6 +365,12 @@ pub struct Tuning {
     /// (fewer where the tier leaves no room); lower ones are kept in a list and looked up.
     /// The default, 48, codes as many as fit.
     pub exact_exits: u8,
+    /// Most bytes the lists of those lower exits may take (counted as
+    /// [`SolveStats::far_exit_bytes`]): a tier whose lists outgrow them stops with an
+    /// [`AllocError`] rather than exceed the memory plan
+    /// ([`TierPlan::far_exit_room`](crate::memory::TierPlan::far_exit_room)). The default
+    /// is unlimited.
+    pub far_exit_room: u64,
 }
 
 impl Default for Tuning {
@@ -368,6 +379,7 @@ impl Default for Tuning {
             stack: 1 << 13,
             budget: 1 << 15,
             exact_exits: 48,
+            far_exit_room: u64::MAX,
         }
     }
 }
@@ -375,7 +387,8 @@ impl Default for Tuning {
 /// [`solve_tier`] with the given [`Tuning`].
 ///
 /// # Errors
-/// As [`solve_tier`].
+/// As [`solve_tier`], and [`AllocError`] for the far-exit lists when they outgrow
+/// [`Tuning::far_exit_room`].
 ///
 /// # Panics
 /// As [`solve_tier`].
@@ -388,18 +401,90 @@ pub fn solve_tier_tuned(
 ) -> Result<(TierScores, SolveStats), AllocError> {
     solve_with(rules, n, progress, tuning, |ctx, _| {
         let codes = ctx.codes;
-        Ok(ctx
+        let room = FarRoom::new(ctx);
+        let far = ctx
             .cells
             .par_chunks(CHUNK)
             .enumerate()
             .map(|(c, chunk)| {
+                if room.outgrown() {
+                    return FarExits::default();
+                }
                 let far = first_cells(rules, &ctx.index, lower, codes, (c * CHUNK) as u64, chunk);
                 set_level_masks(ctx, c, chunk);
                 progress.advance(chunk.len() as u64);
-                far
+                room.take(far)
             })
-            .collect())
+            .collect();
+        room.check()?;
+        Ok(far)
     })
+}
+
+/// The bytes the far-exit lists of a tier take, counted as each chunk's list is made,
+/// against [`Tuning::far_exit_room`]. Once they outgrow it, no list is kept and no chunk is
+/// started: the tier is abandoned.
+struct FarRoom {
+    n: u8,
+    positions: u64,
+    room: u64,
+    taken: AtomicU64,
+    /// The bytes counted when the lists first outgrew the room; 0 while they fit.
+    outgrown_at: AtomicU64,
+}
+
+impl FarRoom {
+    /// Nothing taken yet of the room `ctx`'s tuning leaves.
+    fn new(ctx: &Ctx<'_>) -> Self {
+        FarRoom {
+            n: ctx.n,
+            positions: ctx.cells.len() as u64,
+            room: ctx.tuning.far_exit_room,
+            taken: AtomicU64::new(0),
+            outgrown_at: AtomicU64::new(0),
+        }
+    }
+
+    /// Counts the list `far` of one chunk: returns it while the lists fit in the room, an
+    /// empty one (dropping it) once they do not.
+    fn take(&self, far: FarExits) -> FarExits {
+        let bytes = cell::far_list_bytes(far.len());
+        let taken = self.taken.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        if taken <= self.room {
+            return far;
+        }
+        let _ = self
+            .outgrown_at
+            .compare_exchange(0, taken, Ordering::Relaxed, Ordering::Relaxed);
+        FarExits::default()
+    }
+
+    /// Whether the lists have outgrown the room.
+    fn outgrown(&self) -> bool {
+        self.outgrown_at.load(Ordering::Relaxed) != 0
+    }
+
+    /// # Errors
+    /// [`AllocError`] for the far-exit lists when they outgrew the room.
+    fn check(&self) -> Result<(), AllocError> {
+        let taken = self.outgrown_at.load(Ordering::Relaxed);
+        if taken == 0 {
+            return Ok(());
+        }
+        Err(AllocError {
+            tier: self.n,
+            what: "far-exit lists",
+            positions: self.positions,
+            bytes: taken,
+            cause: std::io::Error::new(
+                std::io::ErrorKind::OutOfMemory,
+                format!(
+                    "more than the {} bytes the memory plan leaves them, and not all listed yet",
+                    self.room
+                ),
+            ),
+        })
+    }
 }
 
 /// [`solve_tier_tuned`] with the exits computed in sweeps over the tier, one per slice of
@@ -415,8 +500,9 @@ pub fn solve_tier_tuned(
 /// ([`frontier_bytes`](crate::memory::frontier_bytes)).
 ///
 /// # Errors
-/// [`SolveError::Alloc`] if an array or the slice buffer cannot be allocated;
-/// [`SolveError::Lower`] if `source` cannot deliver a slice.
+/// [`SolveError::Alloc`] if an array or the slice buffer cannot be allocated, or the
+/// far-exit lists outgrow [`Tuning::far_exit_room`]; [`SolveError::Lower`] if `source`
+/// cannot deliver a slice.
 ///
 /// # Panics
 /// If `n > 48`.
@@ -454,6 +540,7 @@ fn sliced_exits(
     stats.slice_bytes = largest;
     progress.start(Phase::Init, size * slices.len() as u64);
     let last = slices.len() - 1;
+    let room = FarRoom::new(ctx);
     let mut far = Vec::new();
     for (k, slice) in slices.iter().enumerate() {
         let t = Instant::now();
@@ -473,20 +560,28 @@ fn sliced_exits(
             0 => Sweep::First,
             _ => Sweep::Middle,
         };
-        far = ctx
-            .cells
-            .par_chunks(CHUNK)
-            .enumerate()
-            .map(|(c, chunk)| {
-                let start = (c * CHUNK) as u64;
-                let far = fold_cells(rules, &ctx.index, &loaded, sweep, start, chunk);
-                if k == last {
+        let chunks = ctx.cells.par_chunks(CHUNK).enumerate();
+        if k == last {
+            far = chunks
+                .map(|(c, chunk)| {
+                    if room.outgrown() {
+                        return FarExits::default();
+                    }
+                    let start = (c * CHUNK) as u64;
+                    let far = fold_cells(rules, &ctx.index, &loaded, sweep, start, chunk);
                     set_level_masks(ctx, c, chunk);
-                }
+                    progress.advance(chunk.len() as u64);
+                    room.take(far)
+                })
+                .collect();
+            room.check()?;
+        } else {
+            chunks.for_each(|(c, chunk)| {
+                let start = (c * CHUNK) as u64;
+                fold_cells(rules, &ctx.index, &loaded, sweep, start, chunk);
                 progress.advance(chunk.len() as u64);
-                far
-            })
-            .collect();
+            });
+        }
     }
     Ok(far)
 }
@@ -551,6 +646,7 @@ fn solve_with<E: From<AllocError>>(
     let far = init(&ctx, &mut stats)?;
     ctx.far = &far;
     stats.far_exits = far.iter().map(|f| f.len() as u64).sum();
+    stats.far_exit_bytes = far.iter().map(|f| cell::far_list_bytes(f.len())).sum();
 
     stats.init_seconds = t.elapsed().as_secs_f64();
 

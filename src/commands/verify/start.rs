@@ -13,7 +13,7 @@ use oware_db::manifest::{tier_path, Manifest};
 use oware_db::table::Table;
 use oware_db::{GameResult, Position, Rules, Tablebase};
 use oware_solver::memory::{
-    generate_least_memory, generate_peak_memory, human_bytes, tier_memory,
+    far_exit_bytes, generate_least_memory, generate_peak_memory, human_bytes, tier_memory,
     verify_deep_least_memory, verify_deep_memory, verify_memory,
 };
 use oware_solver::{generate, GenerateOptions};
@@ -126,7 +126,8 @@ fn report_missing(
          needs {} at full speed (tier {deep_tier}: {:.2} bytes per position, plus its lower tiers' \
          window held whole), at least {} with the lower tiers read in slices; available now: {}",
         human_bytes(peak),
-        tier_memory(size(peak_tier)) as f64 / size(peak_tier).max(1) as f64,
+        (tier_memory(size(peak_tier)) + far_exit_bytes(peak_tier, size(peak_tier))) as f64
+            / size(peak_tier).max(1) as f64,
         human_bytes(generate_least),
         human_bytes(deep),
         verify_memory(size(deep_tier)) as f64 / size(deep_tier).max(1) as f64,

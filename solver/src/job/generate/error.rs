@@ -26,10 +26,10 @@ pub enum GenerateError {
         /// The rules asked for.
         asked: Rules,
     },
-    /// A tier needs more memory than the machine has available: on one process, its cells
-    /// and frontier, or its cells beside the smallest slice of its lower tiers while its
+    /// A tier needs more memory than the machine has available: on one process, its cells,
+    /// frontier and far exits, or its cells and far exits beside the smallest slice of its lower tiers while its
     /// exits are computed, whichever is larger ([`plan_tier`](crate::memory::plan_tier)).
-    #[error("tier {tier} needs {needed} bytes of memory ({positions} positions: {own} for its cells and frontier, of which {beside} beside {lower} for the smallest slice of its lower tiers while its exits are computed; {process} for the process and its buffers) but only {available} are available; nothing was written for it")]
+    #[error("tier {tier} needs {needed} bytes of memory ({positions} positions: {own} for its cells, frontier and far exits, of which {beside} beside {lower} for the smallest slice of its lower tiers while its exits are computed; {process} for the process and its buffers) but only {available} are available; nothing was written for it")]
     TooLarge {
         /// The tier.
         tier: u8,
@@ -59,7 +59,7 @@ pub enum GenerateError {
     Locked(#[from] LockError),
     /// Over several ranks, a rank's share of a tier does not fit in its memory: its cells,
     /// frontier and exchange buffers, and its share of the lower tiers.
-    #[error("tier {tier} needs {} of memory on rank {rank} of {ranks} ({positions} positions in all: {} for this rank's cells, frontier and exchange buffers, {} for its share of the lower tiers) but only {} are available; nothing was written for it", human_bytes(*needed), human_bytes(*own), human_bytes(*lower), human_bytes(*available))]
+    #[error("tier {tier} needs {} of memory on rank {rank} of {ranks} ({positions} positions in all: {} for this rank's cells, frontier, far exits and exchange buffers, {} for its share of the lower tiers) but only {} are available; nothing was written for it", human_bytes(*needed), human_bytes(*own), human_bytes(*lower), human_bytes(*available))]
     RankTooLarge {
         /// The tier.
         tier: u8,
@@ -71,7 +71,7 @@ pub enum GenerateError {
         positions: u64,
         /// Bytes needed on that rank.
         needed: u64,
-        /// Of which its cells, frontier and exchange buffers.
+        /// Of which its cells, frontier, far exits' room and exchange buffers.
         own: u64,
         /// Of which its share of the lower tiers.
         lower: u64,

@@ -23,9 +23,9 @@ use crate::job::ranks::{agree, tier_batch};
 use crate::lower::slice::{cut_slices, TableSource, SLICE_ALIGN};
 use crate::lower::LowerTiers;
 use crate::memory::{
-    exchange_memory, human_bytes, partition_memory, plan_tier, ExitPlan, TierPlan,
+    exchange_memory, far_exit_bytes, human_bytes, partition_memory, plan_tier, ExitPlan, TierPlan,
 };
-use crate::solve::{solve_tier, solve_tier_sliced, TierScores, Tuning};
+use crate::solve::{solve_tier_sliced, solve_tier_tuned, TierScores, Tuning};
 
 /// The lower tiers a rank keeps between tiers.
 pub(super) enum Held {
@@ -321,20 +321,19 @@ impl Held {
                     }),
                 );
                 let start = Instant::now();
+                // The far exits' lists stop the tier before they take more than the plan
+                // leaves them.
+                let tuning = Tuning {
+                    far_exit_room: plan.far_exit_room(limit),
+                    ..Tuning::default()
+                };
                 let (scores, stats) = if let Some(slice_bytes) = slices {
                     // The lower tiers are all written and recorded by now: read them from the
                     // tables.
                     let source = TableSource::new(&opts.dir);
-                    solve_tier_sliced(
-                        &opts.rules,
-                        tier,
-                        &source,
-                        slice_bytes,
-                        observer,
-                        Tuning::default(),
-                    )?
+                    solve_tier_sliced(&opts.rules, tier, &source, slice_bytes, observer, tuning)?
                 } else {
-                    solve_tier(&opts.rules, tier, lower, observer)?
+                    solve_tier_tuned(&opts.rules, tier, lower, observer, tuning)?
                 };
                 Ok((Solved::Whole(scores), SolvedStats::Single(stats), start))
             }
@@ -344,9 +343,12 @@ impl Held {
                     batch: tier_batch(config.batch, positions, ranks),
                     ..*config
                 };
-                // This rank's share: its cells, frontier and exchange buffers, and the lower
-                // tiers it holds. Every rank checks its own; all stop if one does not fit.
-                let own = partition_memory(positions, ranks) + exchange_memory(config.batch);
+                // This rank's share: its cells, frontier, far exits' room and exchange
+                // buffers, and the lower tiers it holds. Every rank checks its own; all stop
+                // if one does not fit.
+                let own = partition_memory(positions, ranks)
+                    + far_exit_bytes(tier, positions.div_ceil(ranks as u64))
+                    + exchange_memory(config.batch);
                 let held = share.bytes();
                 let short = own + held > limit;
                 let first_short =
