@@ -1,8 +1,10 @@
 //! Deep verification over simulated ranks gives the verdicts of one process: on a
 //! generated directory (every tier re-proved and recorded), and on a directory whose table
-//! was rewritten with changed scores (the same failing positions, with the same details).
+//! was rewritten with changed scores (the same failing positions, with the same details);
+//! the trusted tiers below the range are decoded only where a tier of the range holds them.
 
 use std::path::Path;
+use std::sync::Mutex;
 
 use oware_db::check::TierCheck;
 use oware_db::index::IndexKind;
@@ -10,10 +12,10 @@ use oware_db::manifest::Manifest;
 use oware_db::table::Table;
 use oware_db::write::WriteOptions;
 use oware_db::Rules;
-use oware_solver::distributed::{LocalComm, ThreadComm};
+use oware_solver::distributed::{Comm, LocalComm, ThreadComm};
 use oware_solver::{
     generate, verify_deep, CheckObserver, GenerateObserver, GenerateOptions, NoProgress, Phase,
-    Progress, TierReport, TierVerdict, VerifyObserver, VerifyOptions,
+    Progress, TierReport, TierVerdict, VerifyError, VerifyObserver, VerifyOptions,
 };
 
 struct Silent;
@@ -172,4 +174,126 @@ fn ranks_verify_as_one_process() {
         }
     }
     let _ = NoProgress;
+}
+
+/// Records the tiers whose tables are read whole.
+struct Reads(Mutex<Vec<u8>>);
+
+impl Progress for Reads {
+    fn start(&self, _: Phase, _: u64) {}
+    fn advance(&self, _: u64) {}
+}
+
+impl CheckObserver for Reads {
+    fn checks_start(&self, _: usize, _: u64) {}
+    fn table_checked(&self, _: &TierCheck, _: u64) {}
+}
+
+impl VerifyObserver for Reads {
+    fn checks_passed(&self) {}
+    fn tier_start(&self, _: u8, _: u64) {}
+    fn tier_read(&self, tier: u8, _: u64) {
+        self.0.lock().unwrap().push(tier);
+    }
+    fn tier_done(&self, _: &TierVerdict) {}
+}
+
+#[test]
+fn trusted_tiers_are_decoded_only_where_the_range_holds_them() {
+    let (a, b) = (12, 12);
+    let rules = Rules::ABAPA;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("t");
+    generated(&dir, &rules, b);
+    // Captures take 2 or 3 seeds: tier 12 reads tiers 0..=10, never 11.
+    let held: Vec<u8> = (0..a)
+        .filter(|&t| (a..=b).any(|m| rules.capture_window(m).contains(&t)))
+        .chain(a..=b)
+        .collect();
+    assert!(!held.contains(&11) && held.contains(&10), "{held:?}");
+    let verdicts = |reports: &[oware_solver::DeepReport]| -> Vec<Vec<String>> {
+        reports
+            .iter()
+            .map(|r| {
+                assert!(r.is_ok());
+                r.verdicts.iter().map(summary).collect()
+            })
+            .collect()
+    };
+    // One process, the lower tiers held whole: only those of the window are read.
+    let reads = Reads(Mutex::new(Vec::new()));
+    let one = verify_deep(&LocalComm, &options(&dir, &rules, a..=b, None), &reads).unwrap();
+    assert_eq!(*reads.0.lock().unwrap(), held);
+    let want = verdicts(std::slice::from_ref(&one)).remove(0);
+    assert_eq!(want.len(), usize::from(b) + 1);
+    assert!(want[11].starts_with("trusted 11"), "{want:?}");
+    // In slices: the slices read the tables; no trusted tier is read whole.
+    let reads = Reads(Mutex::new(Vec::new()));
+    let opts = VerifyOptions {
+        slice_bytes: Some(4096),
+        ..options(&dir, &rules, a..=b, None)
+    };
+    let sliced = verify_deep(&LocalComm, &opts, &reads).unwrap();
+    assert_eq!(*reads.0.lock().unwrap(), (a..=b).collect::<Vec<_>>());
+    assert_eq!(verdicts(&[sliced]), vec![want.clone()]);
+    // Over ranks: each reads its share of the tiers of the window.
+    let opts = options(&dir, &rules, a..=b, Some(256));
+    let reads: Vec<Reads> = (0..3).map(|_| Reads(Mutex::new(Vec::new()))).collect();
+    let reports = ThreadComm::run(3, |c| verify_deep(c, &opts, &reads[c.rank()]).unwrap());
+    assert_eq!(verdicts(&reports), vec![want; 3]);
+    for r in &reads {
+        assert_eq!(*r.0.lock().unwrap(), held);
+    }
+}
+
+#[test]
+fn a_share_too_large_is_refused_with_the_rank_and_its_figures() {
+    let rules = Rules::ABAPA;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("t");
+    generated(&dir, &rules, 12);
+    let opts = VerifyOptions {
+        memory_limit: Some(1 << 20),
+        ..options(&dir, &rules, 12..=12, None)
+    };
+    let results = ThreadComm::run(2, |c| verify_deep(c, &opts, &Silent));
+    for (r, res) in results.iter().enumerate() {
+        match res {
+            Err(
+                e @ VerifyError::RankTooLarge {
+                    tier,
+                    rank,
+                    ranks: 2,
+                    needed,
+                    own,
+                    lower,
+                    available,
+                },
+            ) => {
+                assert_eq!(*rank, r);
+                assert!(*tier <= 12);
+                assert_eq!(*available, 1 << 20);
+                assert!(needed > available && *needed == own + lower);
+                let msg = e.to_string();
+                assert!(
+                    msg.starts_with(&format!("deep verification of tier {tier} needs "))
+                        && msg.contains(&format!("on rank {r} of 2"))
+                        && msg.contains("for its share of the lower tiers")
+                        && !msg.contains("slice"),
+                    "{msg}"
+                );
+            }
+            // A rank whose share fits stops with the first that does not.
+            Err(VerifyError::RankFailed { rank }) => {
+                assert!(matches!(
+                    results[*rank],
+                    Err(VerifyError::RankTooLarge { .. })
+                ));
+            }
+            other => panic!("rank {r}: {other:?}"),
+        }
+    }
+    assert!(results
+        .iter()
+        .any(|r| matches!(r, Err(VerifyError::RankTooLarge { .. }))));
 }

@@ -400,7 +400,8 @@ fn sliced(rules: &Rules, t: &[Vec<i8>], n: u8, lower: &LowerTiers, bytes: u64) -
 
 /// Many scores changed at once, some of them to values that satisfy the local check: the
 /// reports (count, first failures, kinds) are those of the plain fixpoint, with the lower
-/// tiers held whole or read in slices of one block or of a size that cuts tiers.
+/// tiers held whole or read in slices of one block, of a size that cuts tiers, or in one
+/// slice (whose sweep is the last).
 #[test]
 fn reports_are_those_of_the_plain_fixpoint() {
     let max = 9u8;
@@ -442,7 +443,7 @@ fn reports_are_those_of_the_plain_fixpoint() {
                     .count();
                 let whole = verify_tier(&rules, n, &t[n as usize], &lower, &NoProgress).unwrap();
                 assert_eq!(summary(&whole), expect, "{rules} tier {n} seed {seed}");
-                for bytes in [1, 37 * 1024 + 100] {
+                for bytes in [1, 37 * 1024 + 100, 1 << 30] {
                     let mut r = sliced(&rules, &t, n, &lower, bytes);
                     let mut w = whole.clone();
                     w.seconds = 0.0;

@@ -50,7 +50,7 @@ fn run_mpi(
 ) -> anyhow::Result<ExitCode> {
     use anyhow::Context;
     use oware_solver::distributed::MpiComm;
-    use oware_solver::{GenerateError, LockError};
+    use oware_solver::{GenerateError, LockError, VerifyError};
     let comm = MpiComm::init().context("cannot initialise MPI (funneled threading)")?;
     super::common::start_workers(threads)?;
     match job(&comm) {
@@ -73,7 +73,14 @@ fn run_mpi(
                     1
                 })
             }
-            if let Some(GenerateError::RankFailed { .. }) = e.downcast_ref::<GenerateError>() {
+            let stopped_by_another = matches!(
+                e.downcast_ref::<GenerateError>(),
+                Some(GenerateError::RankFailed { .. })
+            ) || matches!(
+                e.downcast_ref::<VerifyError>(),
+                Some(VerifyError::RankFailed { .. })
+            );
+            if stopped_by_another {
                 // The rank that failed tells why; every rank stopped with it.
                 comm.abort(1)
             }

@@ -68,11 +68,12 @@
 //! for a position without moves, counts as an exit). For the exits it needs no state: a
 //! capture is compared with `S(p)` in the sweep over the slice of lower tiers that holds its
 //! child. A flag per position `E` records "an exit is worth at least `S(p)`", set in those
-//! sweeps; a last sweep over the ends (which need no lower tier) completes them. `E` is the
-//! cell's bit `J`, which means nothing else before that last sweep (the zeros get theirs
-//! there, as justified from the start), so the sweeps over slices hold nothing beside the
-//! cells but the failure bit per position, `F`. With the lower tiers held whole, the sweeps
-//! are one pass. Most in-tier moves are checked where the justification reads them anyway,
+//! sweeps; the last sweep, over the last slice (or the lower tiers held whole), also takes
+//! the ends (which need no lower tier) and completes them. `E` is the cell's bit `J`, which
+//! means nothing else before that last sweep (the zeros get theirs there, as justified from
+//! the start), so the sweeps over slices hold nothing beside the cells but the failure bit
+//! per position, `F`. With the lower tiers held whole, the sweeps are one pass; in `k`
+//! slices, `k` passes. Most in-tier moves are checked where the justification reads them anyway,
 //! so that the local check reads no in-tier child but those of the zeros:
 //!
 //! - (a) fails exactly when some in-tier child `c` has `S(c) < −S(p)`, which needs
@@ -318,6 +319,14 @@ impl VerifyLower<'_> {
     }
 }
 
+/// Where the last sweep of the local check looks up the captures' children: the lower
+/// tiers held whole, or the last slice of them (the earlier slices had their sweeps).
+#[derive(Clone, Copy)]
+enum Captures<'a> {
+    Resident(&'a LowerTiers),
+    Slice(&'a Loaded<'a>),
+}
+
 /// The cells of `range` (a range that starts on a [`LEVEL_GRANULE`] boundary) encoded
 /// from the stored scores of tier `n` they hold: clamped to `±(n + 1)`, zeros justified
 /// when `zeros_justified` (else `J` is clear everywhere, free to carry the exit flag through
@@ -483,7 +492,8 @@ impl Ctx<'_> {
     }
 
     /// The last sweep of the local check over `start..start + len`: the exits (the ends, and
-    /// the captures from `resident` when the lower tiers are held whole) of every position,
+    /// the captures whose child `lower` holds: all of them when the lower tiers are held
+    /// whole, those of the last slice otherwise) of every position,
     /// and the in-tier moves of the zeros. A position fails when an exit is worth more than
     /// its score, a zero when no move is worth at least 0. A nonzero score with an exit worth
     /// at least it gets `J`: a positive one is justified; a negative one keeps it as its exit
@@ -492,7 +502,7 @@ impl Ctx<'_> {
     /// children ([`Ctx::act`], [`Ctx::unjustified_parents`]). The exit flag of the slice
     /// sweeps is read from `J`, which means nothing else before (zeros get theirs here, as
     /// justified from the start). Returns how many positive scores were justified here.
-    fn last_sweep(&self, resident: Option<&LowerTiers>, start: usize, len: usize) -> u64 {
+    fn last_sweep(&self, lower: Captures<'_>, start: usize, len: usize) -> u64 {
         let mut cursor = self.index.cursor(start as u64, (start + len) as u64);
         // (slot, captured, child's score) and (slot, child's cell).
         let mut caps: Vec<(u8, u8, &i8)> = Vec::with_capacity(SUB * 6);
@@ -514,8 +524,11 @@ impl Ctx<'_> {
                 *e = (s, false, b & J != 0, false);
                 let mut exit = |mv: &Move| match mv.outcome {
                     Outcome::Continue { child, captured } => {
-                        if let Some(lower) = resident {
-                            let r = lower.entry_of_child(&child);
+                        let r = match lower {
+                            Captures::Resident(l) => Some(l.entry_of_child(&child)),
+                            Captures::Slice(l) => l.entry(&child),
+                        };
+                        if let Some(r) = r {
                             prefetch(r);
                             caps.push((slot as u8, captured, r));
                         }
@@ -969,6 +982,7 @@ fn verify_with(
             cut_slices(rules.capture_window(n), slice_bytes, SLICE_ALIGN)
         }
     };
+    let empty = Slice::default();
     let largest = slices.iter().map(Slice::len).max().unwrap_or(0) as usize;
     let mut buf: Vec<i8> = Vec::new();
     crate::hugepage::try_reserve(&mut buf, largest)
@@ -992,7 +1006,8 @@ fn verify_with(
     let span = |c: usize| (c * CHUNK, CHUNK.min(size - c * CHUNK));
 
     let mut phases = VerifyPhases::default();
-    progress.start(Phase::Init, positions * (slices.len() as u64 + 1));
+    // One sweep per slice, the last of them the last sweep; one with the tiers held whole.
+    progress.start(Phase::Init, positions * (slices.len().max(1) as u64));
     let nonzero: u64 = (0..chunks)
         .into_par_iter()
         .map(|c| {
@@ -1000,39 +1015,51 @@ fn verify_with(
             ctx.encode(s, l)
         })
         .sum();
-    if let VerifyLower::Sliced { source, .. } = lower {
-        for slice in &slices {
-            let mut at = 0usize;
-            for piece in &slice.pieces {
-                let len = piece.len() as usize;
-                source.load(piece.tier, piece.ranks.start, &mut buf[at..at + len])?;
-                at += len;
+    // The sweeps over every slice but the last; the last sweep over the last slice (or the
+    // lower tiers held whole) then completes the exits.
+    let seeded: u64 = {
+        let loaded;
+        let captures = match lower {
+            VerifyLower::Resident(l) => {
+                assert!(l.len() >= n as usize, "tier {n}: lower tiers missing");
+                Captures::Resident(l)
             }
-            let loaded = Loaded::new(slice, &buf[..at]);
-            (0..chunks).into_par_iter().for_each(|c| {
+            VerifyLower::Sliced { source, .. } => {
+                let load = |slice: &Slice, buf: &mut [i8]| -> Result<usize, SolveError> {
+                    let mut at = 0usize;
+                    for piece in &slice.pieces {
+                        let len = piece.len() as usize;
+                        source.load(piece.tier, piece.ranks.start, &mut buf[at..at + len])?;
+                        at += len;
+                    }
+                    Ok(at)
+                };
+                let (last, rest) = slices.split_last().unwrap_or((&empty, &[]));
+                for slice in rest {
+                    let at = load(slice, &mut buf)?;
+                    let loaded = Loaded::new(slice, &buf[..at]);
+                    (0..chunks).into_par_iter().for_each(|c| {
+                        let (s, l) = span(c);
+                        ctx.slice_sweep(&loaded, s, l);
+                        progress.advance(l as u64);
+                    });
+                }
+                let at = load(last, &mut buf)?;
+                loaded = Loaded::new(last, &buf[..at]);
+                Captures::Slice(&loaded)
+            }
+        };
+        (0..chunks)
+            .into_par_iter()
+            .map(|c| {
                 let (s, l) = span(c);
-                ctx.slice_sweep(&loaded, s, l);
+                let z = ctx.last_sweep(captures, s, l);
                 progress.advance(l as u64);
-            });
-        }
-    }
-    drop(buf);
-    let resident = match lower {
-        VerifyLower::Resident(l) => {
-            assert!(l.len() >= n as usize, "tier {n}: lower tiers missing");
-            Some(l)
-        }
-        VerifyLower::Sliced { .. } => None,
+                z
+            })
+            .sum()
     };
-    let seeded: u64 = (0..chunks)
-        .into_par_iter()
-        .map(|c| {
-            let (s, l) = span(c);
-            let z = ctx.last_sweep(resident, s, l);
-            progress.advance(l as u64);
-            z
-        })
-        .sum();
+    drop(buf);
     // The frontier, once the slice's bytes are free.
     let bits = try_vec(words, |_| AtomicU64::new(0)).map_err(|e| alloc("frontier", e))?;
     let ctx = Ctx { bits: &bits, ..ctx };

@@ -201,18 +201,25 @@ impl Held {
         };
         let held = share.bytes();
         let short = own + held > common.available;
-        if comm.all_reduce_max(u64::from(short)) > 0 {
-            return Err(VerifyError::TooLarge {
+        let rank = comm.rank();
+        let first_short = comm.all_reduce_max(if short { u64::MAX - rank as u64 } else { 0 });
+        if first_short == 0 {
+            return Ok(());
+        }
+        if short {
+            return Err(VerifyError::RankTooLarge {
                 tier: n,
+                rank,
+                ranks: comm.size(),
                 needed: own + held,
                 own,
-                beside: own,
                 lower: held,
-                process: 0,
                 available: common.available,
             });
         }
-        Ok(())
+        Err(VerifyError::RankFailed {
+            rank: (u64::MAX - first_short) as usize,
+        })
     }
 
     /// Reads this rank's scores of tier `n`: one process the whole table that rank 0

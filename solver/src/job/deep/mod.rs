@@ -64,11 +64,45 @@ pub enum VerifyError {
         /// Of which the smallest slice of its lower tiers.
         lower: u64,
         /// Of which the process itself and its buffers
-        /// ([`PROCESS_BYTES`](crate::memory::PROCESS_BYTES); 0 over several ranks, whose
-        /// shares are checked without it).
+        /// ([`PROCESS_BYTES`](crate::memory::PROCESS_BYTES)).
         process: u64,
         /// Bytes available.
         available: u64,
+    },
+    /// Over several ranks, a rank's share of a tier does not fit in its memory: its scores,
+    /// verification state and exchange buffers, and its share of the lower tiers.
+    #[error(
+        "deep verification of tier {tier} needs {} of memory on rank {rank} of {ranks} ({} \
+         for this rank's range of the tier, with its verification state and exchange buffers \
+         when it is re-proved, {} for its share of the lower tiers) but only {} are available",
+        human_bytes(*needed),
+        human_bytes(*own),
+        human_bytes(*lower),
+        human_bytes(*available)
+    )]
+    RankTooLarge {
+        /// The tier.
+        tier: u8,
+        /// The rank that lacks memory (each rank that does reports itself).
+        rank: usize,
+        /// The ranks of the job.
+        ranks: usize,
+        /// Bytes needed on that rank.
+        needed: u64,
+        /// Of which its scores of the tier, with their verification state and exchange
+        /// buffers when the tier is re-proved.
+        own: u64,
+        /// Of which its share of the lower tiers.
+        lower: u64,
+        /// Bytes available on that rank.
+        available: u64,
+    },
+    /// Over several ranks, another rank lacks memory for a tier (it reports its own
+    /// [`VerifyError::RankTooLarge`]); this one stops with it.
+    #[error("rank {rank} failed")]
+    RankFailed {
+        /// The rank that failed (the lowest, if several did).
+        rank: usize,
     },
 }
 
@@ -117,7 +151,8 @@ pub enum TierVerdict {
         /// What is wrong with the table.
         error: oware_db::Error,
     },
-    /// A tier below the range: checksum verified, scores trusted.
+    /// A tier below the range: checksum verified, scores trusted. Its table is decoded only
+    /// where a tier of the range holds it; the slices of the others read it themselves.
     Trusted {
         /// The tier.
         tier: u8,
@@ -316,8 +351,9 @@ fn record(lock: &DirLock, n: u8, checksum: &str, distances: bool) -> Result<bool
 ///
 /// # Errors
 /// [`VerifyError::TooLarge`] when a tier of the range does not fit in the memory available
-/// (on one process: even with its lower tiers in the smallest slices, checked before
-/// anything is read; over several ranks: a rank's share, with that rank's figures),
+/// on one process, even with its lower tiers in the smallest slices (checked before
+/// anything is read); over several ranks [`VerifyError::RankTooLarge`] on each rank whose
+/// share does not fit, with its figures, and [`VerifyError::RankFailed`] on the others,
 /// [`VerifyError::Db`] when the manifest or a slice of a lower tier cannot be read,
 /// [`VerifyError::Alloc`] when an array of the verifier cannot be allocated. Tiers that
 /// fail are not errors: they are in the report.
@@ -430,7 +466,17 @@ pub fn verify_deep(
             positions: size,
             checksum,
         };
-        let (verdict, scores) = if skip && !keep {
+        let (verdict, scores) = if n < a && !keep {
+            // A trusted tier that no tier of the range holds is not decoded: its checksum
+            // was checked, and the tiers that capture into it read it from its table.
+            tables[n as usize] = None;
+            let verdict = TierVerdict::Trusted {
+                tier: n,
+                positions: size,
+                checksum,
+            };
+            (verdict, None)
+        } else if skip && !keep {
             (recorded_verdict(checksum), None)
         } else {
             held.check_memory(comm, n, n >= a && !skip)?;
