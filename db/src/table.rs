@@ -536,9 +536,13 @@ impl Table {
     }
 
     /// [`Table::release_pages`] of the compressed blocks that hold the entries
-    /// `first..first + len` only (whole pages; the block index and header stay). Entries past
-    /// the table are ignored. Nothing for a Romein-Bal file, whose pages hold the entries of
-    /// any range scattered ([`Table::for_each_romein`] releases what it reads).
+    /// `first..first + len` and of their entries in the block index (every page either
+    /// touches; the header stays). A reader that decodes a long range group by group and
+    /// releases each group so holds one group's pages at a time, its block index included (a
+    /// 64th of a byte per entry at the default block size, which would otherwise build up to
+    /// a range's 64th: 125 MB for a slice of 8 GB). Entries past the table are ignored.
+    /// Nothing for a Romein-Bal file, whose pages hold the entries of any range scattered
+    /// ([`Table::for_each_romein`] releases what it reads).
     pub fn release_entries(&self, first: u64, len: u64) {
         let Bytes::Map(m) = &self.map else { return };
         if self.romein.is_some() {
@@ -563,6 +567,13 @@ impl Table {
         if start < stop {
             release(m, start, stop - start);
         }
+        // The blocks' entries in the index, read to find them (b1 < block_count: `end` is
+        // within the table).
+        release(
+            m,
+            self.index_offset + b0 as usize * INDEX_ENTRY,
+            (b1 - b0 + 1) as usize * INDEX_ENTRY,
+        );
     }
 
     /// The score stored at entry `index` (of a distance table: its byte, as `i8`; see

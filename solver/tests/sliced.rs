@@ -271,3 +271,57 @@ fn a_table_source_leaves_no_page_of_its_tables_resident() {
     assert!(buf[..5000] == reference[n as usize][..5000]);
     assert_eq!(mapped_rss(&path), 0);
 }
+
+/// Releasing a range's entries (`Table::release_entries`, what the parallel decoder of a
+/// slice does group by group) drops the pages of their block-index entries with those of
+/// their blocks: a slice of a tier being read holds one group's index pages at a time, not a
+/// 64th of a byte for every score it has decoded so far.
+#[cfg(target_os = "linux")]
+#[test]
+fn released_entries_take_their_block_index_pages_with_them() {
+    let n = 14;
+    let size = TierIndex::new(n, IndexKind::Reachable).size() as usize;
+    let span = 2 * usize::from(n) + 1;
+    let scores: Vec<i8> = (0..size)
+        .map(|i| ((i * 7) % span) as i8 - n as i8)
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    // One entry per block: 16 bytes of index per score, 71 MB in all.
+    let opts = WriteOptions {
+        block_entries: 1,
+        ..WriteOptions::default()
+    };
+    let w = oware_db::write::write_table_with(
+        dir.path(),
+        &Rules::ABAPA,
+        n,
+        IndexKind::Reachable,
+        &scores,
+        &opts,
+    )
+    .unwrap();
+    let path = w.path.canonicalize().unwrap();
+    let table = oware_db::table::Table::open(&path).unwrap();
+    let opened = mapped_rss(&path);
+    let (first, len) = (size / 4, size / 2);
+    let index = len as u64 * 16;
+    let mut buf = vec![0i8; len];
+    table.read_range(first as u64, &mut buf).unwrap();
+    assert!(buf[..] == scores[first..first + len]);
+    assert!(
+        mapped_rss(&path) >= opened + index,
+        "the read maps the index"
+    );
+    table.release_entries(first as u64, len as u64);
+    // What may stay besides the pages mapped at open: at the range's two ends in the blocks
+    // and in the index, the pages the kernel mapped with those read (its fault-around, or a
+    // large folio of the page cache: up to 2 MiB each).
+    let after = mapped_rss(&path);
+    assert!(
+        after < opened + index / 4,
+        "{after} bytes resident, {opened} at open, {index} of index read"
+    );
+    // Read again, unchanged.
+    table.read_range(first as u64, &mut buf).unwrap();
+    assert!(buf[..] == scores[first..first + len]);
+}

@@ -102,8 +102,8 @@ const GROUP_ENTRIES: u64 = 8 << 20;
 /// ([`Table::release_entries`]), each group of [`GROUP_ENTRIES`] scores' pages as a whole
 /// once the group is decoded: a page fault maps the cached pages around it too (the
 /// kernel's fault-around, 64 KiB), so a task maps pages of the tasks beside it, which may
-/// have released theirs already. At most one group's compressed pages stay resident, so the
-/// memory plan counts the scores, not the tables under them.
+/// have released theirs already. At most one group's compressed pages and block-index
+/// entries stay resident, so the memory plan counts the scores, not the tables under them.
 ///
 /// # Errors
 /// As [`Table::read_range`].
