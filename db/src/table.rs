@@ -537,7 +537,9 @@ impl Table {
 
     /// [`Table::release_pages`] of the compressed blocks that hold the entries
     /// `first..first + len` and of their entries in the block index (every page either
-    /// touches; the header stays). A reader that decodes a long range group by group and
+    /// touches, and 2 MiB before each: pages of entries before the range that a fault in it
+    /// may have mapped again, whose release would otherwise fall to no one; the header
+    /// stays). Pages in use by another thread are only read again. A reader that decodes a long range group by group and
     /// releases each group so holds one group's pages at a time, its block index included (a
     /// 64th of a byte per entry at the default block size, which would otherwise build up to
     /// a range's 64th: 125 MB for a slice of 8 GB). Entries past the table are ignored.
@@ -563,17 +565,19 @@ impl Table {
                 self.index_offset
             }
         };
+        // Each span starts `MAP_AROUND` early: a fault maps pages before it too (the read of
+        // `offset(b0)` here, a decoder's first read of a block), pages of entries released
+        // already, which no other release would take back.
         let (start, stop) = (offset(b0), offset(b1 + 1).min(self.index_offset));
         if start < stop {
-            release(m, start, stop - start);
+            let from = start.saturating_sub(MAP_AROUND);
+            release(m, from, stop - from);
         }
         // The blocks' entries in the index, read to find them (b1 < block_count: `end` is
         // within the table).
-        release(
-            m,
-            self.index_offset + b0 as usize * INDEX_ENTRY,
-            (b1 - b0 + 1) as usize * INDEX_ENTRY,
-        );
+        let index = self.index_offset + b0 as usize * INDEX_ENTRY;
+        let from = index.saturating_sub(MAP_AROUND);
+        release(m, from, index - from + (b1 - b0 + 1) as usize * INDEX_ENTRY);
     }
 
     /// The score stored at entry `index` (of a distance table: its byte, as `i8`; see
@@ -865,6 +869,11 @@ pub(crate) fn open_regular(path: &Path) -> std::io::Result<File> {
     };
     Err(IoError::new(ErrorKind::InvalidInput, what))
 }
+
+/// The most a fault on a mapped file maps before the page it reads, by the kernel's measure:
+/// the whole large folio of the page cache that holds the page (up to 2 MiB, a PMD on
+/// x86-64), or else the cached pages of the aligned fault-around window (64 KiB by default).
+const MAP_AROUND: usize = 2 << 20;
 
 /// Drops the pages `offset..offset + len` of `map` from the process's resident set
 /// (`madvise(MADV_DONTNEED)`); a failure (an unsupported system) leaves them resident.
