@@ -539,12 +539,12 @@ impl Table {
     /// `first..first + len` and of their entries in the block index (every page either
     /// touches, and 2 MiB before each: pages of entries before the range that a fault in it
     /// may have mapped again, whose release would otherwise fall to no one; the header
-    /// stays). Pages in use by another thread are only read again. A reader that decodes a long range group by group and
-    /// releases each group so holds one group's pages at a time, its block index included (a
-    /// 64th of a byte per entry at the default block size, which would otherwise build up to
-    /// a range's 64th: 125 MB for a slice of 8 GB). Entries past the table are ignored.
-    /// Nothing for a Romein-Bal file, whose pages hold the entries of any range scattered
-    /// ([`Table::for_each_romein`] releases what it reads).
+    /// stays). Pages in use by another thread are only read again. A reader that decodes a
+    /// long range group by group and releases each group so holds one group's pages at a
+    /// time, its block index included (a 64th of a byte per entry at the default block size,
+    /// which would otherwise build up to a range's 64th: 125 MB for a slice of 8 GB). Entries
+    /// past the table are ignored. Nothing for a Romein-Bal file, whose pages hold the entries
+    /// of any range scattered ([`Table::for_each_romein`] releases what it reads).
     pub fn release_entries(&self, first: u64, len: u64) {
         let Bytes::Map(m) = &self.map else { return };
         if self.romein.is_some() {
