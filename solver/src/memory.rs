@@ -130,9 +130,9 @@ pub fn window_bytes(rules: &Rules, n: u8) -> u64 {
 /// Bytes every plan keeps for the process itself and its working buffers, beside a tier's
 /// own arrays and its lower tiers: its code, libraries, heap and worker stacks, the table
 /// writer's batch of compressed blocks and the compressed pages of the tables being decoded
-/// (28–33 MB in all measured over a limited deep verification of tier 24, about 27 MB over
-/// that of tier 36 under 22 GiB, docs/BENCHMARKS.md), so that the peak resident set stays
-/// within the limit.
+/// (28–33 MB in all measured over a limited deep verification of tier 24, 23–27 MB over
+/// those of tiers 34..=36 under 22 GiB, docs/BENCHMARKS.md), so that the peak resident set
+/// stays within the limit.
 pub const PROCESS_BYTES: u64 = 48 << 20;
 
 /// The smallest slice of lower-tier scores [`plan_tier`] plans for: 64 KiB, or a 64th of
