@@ -4,6 +4,7 @@
 //! the tables of a directory.
 
 mod common;
+mod synthetic;
 
 use std::sync::Arc;
 
@@ -280,11 +281,8 @@ fn a_table_source_leaves_no_page_of_its_tables_resident() {
 #[test]
 fn released_entries_take_their_block_index_pages_with_them() {
     let n = 14;
-    let size = TierIndex::new(n, IndexKind::Reachable).size() as usize;
-    let span = 2 * usize::from(n) + 1;
-    let scores: Vec<i8> = (0..size)
-        .map(|i| ((i * 7) % span) as i8 - n as i8)
-        .collect();
+    let scores = synthetic::synth_tier(n, IndexKind::Reachable);
+    let size = scores.len();
     let dir = tempfile::tempdir().unwrap();
     // One entry per block: 16 bytes of index per score, 71 MB in all.
     let opts = WriteOptions {
