@@ -130,6 +130,7 @@ fn simulated_ranks_match_single_process() {
         let config = PartitionConfig {
             batch: 50,
             exact_exits: 0,
+            ..PartitionConfig::default()
         };
         check(&rules, &reference[..=9], 3, config);
     }
@@ -159,4 +160,92 @@ fn more_ranks_than_positions() {
         partitioned(comm, &Rules::ABAPA, 3, &PartitionConfig::default())
     });
     assert!(results[0] == reference);
+}
+
+#[test]
+fn far_exit_lists_that_outgrow_a_ranks_room_stop_every_rank() {
+    // Every negative exit listed: tier 10 lists tens of thousands over the ranks.
+    let rules = Rules::ABAPA;
+    let n = 10;
+    let reference = common::solve_all(&rules, n);
+    let mut lower = LowerTiers::new();
+    for t in &reference[..n as usize] {
+        lower.push(Arc::from(t.clone()));
+    }
+    let ranks = 3;
+    let listing = PartitionConfig {
+        exact_exits: 0,
+        ..PartitionConfig::default()
+    };
+    // Whole lower tiers on every rank, or each rank's share of them (captures asked of
+    // their owners, in a collective pass that must go on to its end).
+    for shared in [false, true] {
+        let run = |config: &PartitionConfig| {
+            ThreadComm::run(ranks, |c| {
+                let result = if shared {
+                    let share = LowerShare::from_whole(&lower, c.rank(), c.size());
+                    solve_tier_local(c, &rules, n, &share, &NoProgress, config)
+                } else {
+                    solve_tier_local(c, &rules, n, &lower, &NoProgress, config)
+                };
+                result
+                    .map(|(local, stats)| {
+                        let all = gather_scores(c, &local);
+                        (all, stats.far_exits, stats.far_exit_bytes)
+                    })
+                    .map_err(|e| e.to_string())
+            })
+        };
+        let free = run(&listing);
+        let ok = |r: &Result<(Option<Vec<i8>>, u64, u64), String>| r.clone().expect("fits");
+        assert!(
+            ok(&free[0]).0.unwrap() == reference[n as usize],
+            "shared {shared}"
+        );
+        let bytes: Vec<u64> = free.iter().map(|r| ok(r).2).collect();
+        assert!(
+            free.iter().all(|r| ok(r).1 > 1_000),
+            "shared {shared}: {bytes:?}"
+        );
+        let most = *bytes.iter().max().unwrap();
+        assert!(
+            bytes.iter().any(|&b| b < most),
+            "shared {shared}: {bytes:?}"
+        );
+
+        // Room for the largest lists: the same scores.
+        let fits = run(&PartitionConfig {
+            far_exit_room: most,
+            ..listing
+        });
+        assert!(
+            ok(&fits[0]).0.unwrap() == reference[n as usize],
+            "shared {shared}"
+        );
+
+        // One byte less: every rank stops, the rank(s) over it with their own figures.
+        let over = run(&PartitionConfig {
+            far_exit_room: most - 1,
+            ..listing
+        });
+        for (r, result) in over.iter().enumerate() {
+            let Err(m) = result else {
+                panic!("shared {shared}, rank {r}: solved the tier; every rank must stop")
+            };
+            assert!(!m.contains('\n'), "{m}");
+            if bytes[r] == most {
+                assert!(
+                    m.starts_with("tier 10: cannot allocate the far-exit lists")
+                        && m.contains(&format!("the {} bytes", most - 1)),
+                    "shared {shared}, rank {r}: {m}"
+                );
+            } else {
+                assert!(
+                    m.starts_with("tier 10: cannot allocate the far-exit lists")
+                        && m.contains(&format!("another rank's lists took {most} bytes")),
+                    "shared {shared}, rank {r}: {m}"
+                );
+            }
+        }
+    }
 }

@@ -28,6 +28,7 @@ use super::share::LowerShare;
 use crate::progress::Progress;
 use crate::solve::cell::{Codes, FarExits};
 use crate::solve::first_pass::Initial;
+use crate::solve::FarRoom;
 
 /// Counts and timings of a rank's look-ups.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -215,6 +216,7 @@ pub(crate) fn first_cells_shared(
     start: u64,
     cells: &[AtomicU8],
     layout: Layout,
+    room: &FarRoom,
     progress: &dyn Progress,
     stats: &mut LookupStats,
 ) -> Vec<FarExits> {
@@ -262,7 +264,9 @@ pub(crate) fn first_cells_shared(
             }
             progress.advance(range.len() as u64);
             let c = range.start / layout.chunk;
-            *far[c].lock().unwrap_or_else(|e| e.into_inner()) = list.into_boxed_slice();
+            // Once the lists outgrow the room they are dropped (the pass goes on: it is a
+            // collective), and the caller stops the tier.
+            *far[c].lock().unwrap_or_else(|e| e.into_inner()) = room.take(list.into_boxed_slice());
         },
         stats,
     );

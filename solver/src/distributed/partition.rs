@@ -79,14 +79,20 @@ pub struct PartitionConfig {
     pub batch: usize,
     /// As [`Tuning::exact_exits`](crate::Tuning::exact_exits).
     pub exact_exits: u8,
+    /// Bytes this rank's far-exit lists may take: once they outgrow it, every rank stops the
+    /// tier with an error, as [`Tuning::far_exit_room`](crate::Tuning::far_exit_room) does
+    /// for one process. Unlimited by default.
+    pub far_exit_room: u64,
 }
 
 impl Default for PartitionConfig {
-    /// 4 Mi updates (32 MiB) per exchange; as many exits coded in the cells as fit.
+    /// 4 Mi updates (32 MiB) per exchange; as many exits coded in the cells as fit; no
+    /// bound on the far-exit lists.
     fn default() -> Self {
         PartitionConfig {
             batch: 1 << 22,
             exact_exits: 48,
+            far_exit_room: u64::MAX,
         }
     }
 }

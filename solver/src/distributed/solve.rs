@@ -30,6 +30,7 @@
 
 use crate::solve::cell::{far_exit, Change, Codes, FarExits};
 use crate::solve::first_pass::first_cells;
+use crate::solve::FarRoom;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::time::Instant;
 
@@ -78,6 +79,9 @@ pub struct PartitionStats {
     /// the lists looked up when their open count reaches 0 (see
     /// [`PartitionConfig::exact_exits`]).
     pub far_exits: u64,
+    /// Bytes those lists take, counted as the solver counts them against
+    /// [`PartitionConfig::far_exit_room`] (a pointer per chunk and the allocator's share).
+    pub far_exit_bytes: u64,
     /// Bytes of this rank's cells and frontier bits.
     pub cell_bytes: u64,
     /// Seconds computing exits and open counts.
@@ -314,16 +318,20 @@ pub fn solve_tier_local<'a>(
 
     let t = Instant::now();
     progress.start(Phase::Init, local as u64);
+    let room = FarRoom::with(n, positions, config.far_exit_room);
     ctx.far = match lower {
         RankLower::Whole(lower) => ctx
             .cells
             .par_chunks(CHUNK)
             .enumerate()
             .map(|(c, chunk)| {
+                if room.outgrown() {
+                    return FarExits::default();
+                }
                 let start = ctx.start + (c * CHUNK) as u64;
                 let far = first_cells(rules, &ctx.index, lower, ctx.codes, start, chunk);
                 progress.advance(chunk.len() as u64);
-                far
+                room.take(far)
             })
             .collect(),
         RankLower::Shared(share) => {
@@ -338,6 +346,7 @@ pub fn solve_tier_local<'a>(
                 ctx.start,
                 &ctx.cells,
                 layout,
+                &room,
                 progress,
                 &mut lookups,
             );
@@ -349,7 +358,10 @@ pub fn solve_tier_local<'a>(
             far
         }
     };
+    // Every rank stops the tier once one rank's lists outgrow its room: a collective.
+    room.check_ranks(comm.all_reduce_max(room.outgrown_at()))?;
     stats.far_exits = ctx.far.iter().map(|f| f.len() as u64).sum();
+    stats.far_exit_bytes = room.taken();
     stats.init_seconds = t.elapsed().as_secs_f64();
 
     let t = Instant::now();

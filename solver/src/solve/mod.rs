@@ -424,7 +424,7 @@ pub fn solve_tier_tuned(
 /// The bytes the far-exit lists of a tier take, counted as each chunk's list is made,
 /// against [`Tuning::far_exit_room`]. Once they outgrow it, no list is kept and no chunk is
 /// started: the tier is abandoned.
-struct FarRoom {
+pub(crate) struct FarRoom {
     n: u8,
     positions: u64,
     room: u64,
@@ -436,10 +436,16 @@ struct FarRoom {
 impl FarRoom {
     /// Nothing taken yet of the room `ctx`'s tuning leaves.
     fn new(ctx: &Ctx<'_>) -> Self {
+        Self::with(ctx.n, ctx.cells.len() as u64, ctx.tuning.far_exit_room)
+    }
+
+    /// Nothing taken yet of `room` bytes, for the lists of `positions` positions of tier `n`
+    /// (a whole tier, or one rank's share of it).
+    pub(crate) fn with(n: u8, positions: u64, room: u64) -> Self {
         FarRoom {
-            n: ctx.n,
-            positions: ctx.cells.len() as u64,
-            room: ctx.tuning.far_exit_room,
+            n,
+            positions,
+            room,
             taken: AtomicU64::new(0),
             outgrown_at: AtomicU64::new(0),
         }
@@ -447,7 +453,7 @@ impl FarRoom {
 
     /// Counts the list `far` of one chunk: returns it while the lists fit in the room, an
     /// empty one (dropping it) once they do not.
-    fn take(&self, far: FarExits) -> FarExits {
+    pub(crate) fn take(&self, far: FarExits) -> FarExits {
         let bytes = cell::far_list_bytes(far.len());
         let taken = self.taken.fetch_add(bytes, Ordering::Relaxed) + bytes;
         if taken <= self.room {
@@ -460,13 +466,23 @@ impl FarRoom {
     }
 
     /// Whether the lists have outgrown the room.
-    fn outgrown(&self) -> bool {
+    pub(crate) fn outgrown(&self) -> bool {
         self.outgrown_at.load(Ordering::Relaxed) != 0
+    }
+
+    /// The bytes of every list counted so far.
+    pub(crate) fn taken(&self) -> u64 {
+        self.taken.load(Ordering::Relaxed)
+    }
+
+    /// The bytes counted when the lists first outgrew the room; 0 while they fit.
+    pub(crate) fn outgrown_at(&self) -> u64 {
+        self.outgrown_at.load(Ordering::Relaxed)
     }
 
     /// # Errors
     /// [`AllocError`] for the far-exit lists when they outgrew the room.
-    fn check(&self) -> Result<(), AllocError> {
+    pub(crate) fn check(&self) -> Result<(), AllocError> {
         let taken = self.outgrown_at.load(Ordering::Relaxed);
         if taken == 0 {
             return Ok(());
@@ -481,6 +497,32 @@ impl FarRoom {
                 format!(
                     "more than the {} bytes the memory plan leaves them, and not all listed yet",
                     self.room
+                ),
+            ),
+        })
+    }
+
+    /// Over several ranks, once the caller's reduction has given `worst`, the most bytes
+    /// counted when a rank's lists outgrew its room (0 when none did): [`FarRoom::check`] on
+    /// this rank, and where this rank's lists fit but another's did not, the error that
+    /// stops this rank with it.
+    ///
+    /// # Errors
+    /// [`AllocError`] for the far-exit lists of this rank or of another.
+    pub(crate) fn check_ranks(&self, worst: u64) -> Result<(), AllocError> {
+        self.check()?;
+        if worst == 0 {
+            return Ok(());
+        }
+        Err(AllocError {
+            tier: self.n,
+            what: "far-exit lists",
+            positions: self.positions,
+            bytes: self.taken(),
+            cause: std::io::Error::new(
+                std::io::ErrorKind::OutOfMemory,
+                format!(
+                    "another rank's lists took {worst} bytes, more than its memory plan leaves them"
                 ),
             ),
         })

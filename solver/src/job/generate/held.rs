@@ -346,9 +346,9 @@ impl Held {
                 // This rank's share: its cells, frontier, far exits' room and exchange
                 // buffers, and the lower tiers it holds. Every rank checks its own; all stop
                 // if one does not fit.
-                let own = partition_memory(positions, ranks)
-                    + far_exit_bytes(tier, positions.div_ceil(ranks as u64))
-                    + exchange_memory(config.batch);
+                let far_room = far_exit_bytes(tier, positions.div_ceil(ranks as u64));
+                let own =
+                    partition_memory(positions, ranks) + far_room + exchange_memory(config.batch);
                 let held = share.bytes();
                 let short = own + held > limit;
                 let first_short =
@@ -370,6 +370,13 @@ impl Held {
                         rank: (u64::MAX - first_short) as usize,
                     });
                 }
+                // The far exits' lists stop the tier on every rank before the lists of one
+                // rank take more than its plan leaves them (the room kept for them and what
+                // the limit leaves over).
+                let config = PartitionConfig {
+                    far_exit_room: limit.saturating_sub(own + held) + far_room,
+                    ..config
+                };
                 observer.tier_start(tier, positions, true);
                 let start = Instant::now();
                 let (local, p) =
