@@ -483,23 +483,16 @@ impl FarRoom {
     /// # Errors
     /// [`AllocError`] for the far-exit lists when they outgrew the room.
     pub(crate) fn check(&self) -> Result<(), AllocError> {
-        let taken = self.outgrown_at.load(Ordering::Relaxed);
-        if taken == 0 {
-            return Ok(());
-        }
-        Err(AllocError {
-            tier: self.n,
-            what: "far-exit lists",
-            positions: self.positions,
-            bytes: taken,
-            cause: std::io::Error::new(
-                std::io::ErrorKind::OutOfMemory,
+        match self.outgrown_at() {
+            0 => Ok(()),
+            taken => Err(self.error(
+                taken,
                 format!(
                     "more than the {} bytes the memory plan leaves them, and not all listed yet",
                     self.room
                 ),
-            ),
-        })
+            )),
+        }
     }
 
     /// Over several ranks, once the caller's reduction has given `worst`, the most bytes
@@ -511,21 +504,26 @@ impl FarRoom {
     /// [`AllocError`] for the far-exit lists of this rank or of another.
     pub(crate) fn check_ranks(&self, worst: u64) -> Result<(), AllocError> {
         self.check()?;
-        if worst == 0 {
-            return Ok(());
-        }
-        Err(AllocError {
-            tier: self.n,
-            what: "far-exit lists",
-            positions: self.positions,
-            bytes: self.taken(),
-            cause: std::io::Error::new(
-                std::io::ErrorKind::OutOfMemory,
+        match worst {
+            0 => Ok(()),
+            worst => Err(self.error(
+                self.taken(),
                 format!(
                     "another rank's lists took {worst} bytes, more than its memory plan leaves them"
                 ),
-            ),
-        })
+            )),
+        }
+    }
+
+    /// The error that stops the tier, `bytes` of lists counted, for `cause`.
+    fn error(&self, bytes: u64, cause: String) -> AllocError {
+        AllocError {
+            tier: self.n,
+            what: "far-exit lists",
+            positions: self.positions,
+            bytes,
+            cause: std::io::Error::new(std::io::ErrorKind::OutOfMemory, cause),
+        }
     }
 }
 
