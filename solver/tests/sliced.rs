@@ -323,3 +323,52 @@ fn released_entries_take_their_block_index_pages_with_them() {
     table.read_range(first as u64, &mut buf).unwrap();
     assert!(buf[..] == scores[first..first + len]);
 }
+
+/// A range released after the one before it (`Table::release_entries`, group after group in
+/// the parallel decoder) takes back the pages before it that its own reads mapped again: a
+/// fault maps the pages around the one it reads (the kernel's fault-around window, or a large
+/// folio of the page cache), so the first reads of a range map the end of the range before,
+/// released already, whose pages no later release would take. Two ranges decoded and released
+/// in turn leave no page of the table resident beyond those mapped at open.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_released_range_takes_back_the_pages_its_reads_mapped_before_it() {
+    let n = 14;
+    let scores = synthetic::synth_tier(n, IndexKind::Reachable);
+    let size = scores.len();
+    let dir = tempfile::tempdir().unwrap();
+    // One entry per block: 16 bytes of index per score, so that the index pages a fault maps
+    // around the first entry of the second range hold entries of the first.
+    let opts = WriteOptions {
+        block_entries: 1,
+        ..WriteOptions::default()
+    };
+    let w = oware_db::write::write_table_with(
+        dir.path(),
+        &Rules::ABAPA,
+        n,
+        IndexKind::Reachable,
+        &scores,
+        &opts,
+    )
+    .unwrap();
+    let path = w.path.canonicalize().unwrap();
+    let table = oware_db::table::Table::open(&path).unwrap();
+    let opened = mapped_rss(&path);
+    // Bounds off any page or fault-around boundary of the blocks or the index.
+    let (a, b, c) = (size / 4 + 1001, size / 2 + 3, 3 * size / 4);
+    for (first, end) in [(a, b), (b, c)] {
+        let mut buf = vec![0i8; end - first];
+        table.read_range(first as u64, &mut buf).unwrap();
+        assert!(buf[..] == scores[first..end]);
+        table.release_entries(first as u64, (end - first) as u64);
+    }
+    // The second range's last reads may map pages after it (entries no range here released);
+    // a last release of them leaves what was mapped at open, or less.
+    table.release_entries(c as u64, (size - c) as u64);
+    let after = mapped_rss(&path);
+    assert!(
+        after <= opened,
+        "{after} bytes resident after the releases, {opened} at open"
+    );
+}
