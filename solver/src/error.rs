@@ -39,6 +39,27 @@ impl AllocError {
             cause,
         }
     }
+
+    /// Over several ranks, the rank whose allocation failed where this rank's did not: it
+    /// stopped this one with it, and reports its own error. `None` for this rank's own
+    /// failure.
+    pub fn failed_rank(&self) -> Option<usize> {
+        self.cause
+            .get_ref()?
+            .downcast_ref::<OtherRankFailed>()
+            .map(|o| o.rank)
+    }
+}
+
+/// The cause of an [`AllocError`] on a rank whose own allocation succeeded: another rank's
+/// failed.
+#[derive(Debug, Error)]
+#[error("rank {rank} could not allocate its own ({asked} bytes asked)")]
+pub(crate) struct OtherRankFailed {
+    /// The rank that failed (the lowest, if several did).
+    pub(crate) rank: usize,
+    /// The bytes it asked for.
+    pub(crate) asked: u64,
 }
 
 /// A vector of `len` elements made by `f`, on transparent huge pages where the kernel allows

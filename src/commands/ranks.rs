@@ -73,13 +73,17 @@ fn run_mpi(
                     1
                 })
             }
-            let stopped_by_another = matches!(
+            let stopped_by_another = match (
                 e.downcast_ref::<GenerateError>(),
-                Some(GenerateError::RankFailed { .. })
-            ) || matches!(
                 e.downcast_ref::<VerifyError>(),
-                Some(VerifyError::RankFailed { .. })
-            );
+            ) {
+                (Some(GenerateError::RankFailed { .. }), _)
+                | (_, Some(VerifyError::RankFailed { .. })) => true,
+                (Some(GenerateError::Alloc(a)), _) | (_, Some(VerifyError::Alloc(a))) => {
+                    a.failed_rank().is_some()
+                }
+                _ => false,
+            };
             if stopped_by_another {
                 // The rank that failed tells why; every rank stopped with it.
                 comm.abort(1)

@@ -8,6 +8,7 @@
 //! - [`solve_tier_local`]: one rank's part of a tier; [`solve_tier_partitioned`]: the same,
 //!   gathered on rank 0. The scores are byte-identical to those of [`crate::solve_tier`].
 
+mod arrays;
 mod comm;
 mod lookup;
 #[cfg(feature = "mpi")]

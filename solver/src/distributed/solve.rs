@@ -39,6 +39,7 @@ use oware_db::index::{IndexKind, TierIndex};
 use oware_db::{Position, Rules};
 use rayon::prelude::*;
 
+use super::arrays::agree_arrays;
 use super::comm::Comm;
 use super::lookup::{first_cells_shared, Layout, LookupStats};
 use super::partition::{LocalScores, Partition, PartitionConfig};
@@ -269,8 +270,8 @@ impl Ctx<'_> {
 /// every collective on the calling thread.
 ///
 /// # Errors
-/// [`AllocError`] if this rank's cells or frontier cannot be allocated (before any
-/// collective call: the caller must then end the job, as the other ranks wait for this one).
+/// [`AllocError`] if this rank's cells or frontier cannot be allocated, and on every other
+/// rank then, naming that rank (the ranks agree on it before their first exchange).
 ///
 /// # Panics
 /// If `lower` lacks a tier that a capture reaches, if `n > 48`, if a rank would own more
@@ -293,11 +294,23 @@ pub fn solve_tier_local<'a>(
     let local = (range.end - range.start) as usize;
     assert!(local as u64 <= 1 << 32, "{local} positions on one rank");
     let positions = local as u64;
-    let cells = try_vec(local, |_| AtomicU8::new(0))
-        .map_err(|e| AllocError::new::<AtomicU8>(n, "cells", positions, local, e.into_io()))?;
     let words = local.div_ceil(64);
-    let frontier = try_vec(words, |_| AtomicU64::new(0))
-        .map_err(|e| AllocError::new::<AtomicU64>(n, "frontier", positions, words, e.into_io()))?;
+    let arrays = try_vec(local, |_| AtomicU8::new(0))
+        .map_err(|e| AllocError::new::<AtomicU8>(n, "cells", positions, local, e.into_io()))
+        .and_then(|cells| {
+            let frontier = try_vec(words, |_| AtomicU64::new(0)).map_err(|e| {
+                AllocError::new::<AtomicU64>(n, "frontier", positions, words, e.into_io())
+            })?;
+            Ok((cells, frontier))
+        });
+    let (cells, frontier) = agree_arrays(
+        comm,
+        arrays,
+        n,
+        "cells and frontier",
+        positions,
+        rank_bytes(positions),
+    )?;
     let mut frontier = BitVec::from_vec(frontier);
     frontier.truncate(local);
     let mut ctx = Ctx {

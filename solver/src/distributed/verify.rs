@@ -25,6 +25,7 @@ use oware_db::retro::ExitMoves;
 use oware_db::{Move, Outcome, Rules};
 use rayon::prelude::*;
 
+use super::arrays::agree_arrays;
 use super::comm::Comm;
 use super::lookup::{lookup_pass, Asks, Layout, LookupStats};
 use super::partition::{Partition, PartitionConfig};
@@ -164,8 +165,8 @@ impl Ctx<'_> {
 /// rank has a mismatch. A collective: every rank calls it with its own range.
 ///
 /// # Errors
-/// [`AllocError`] if the bits cannot be allocated (before any collective call: the caller
-/// must then end the job).
+/// [`AllocError`] if this rank's bits cannot be allocated, and on every other rank then,
+/// naming that rank (the ranks agree on it before their first exchange).
 ///
 /// # Panics
 /// If `scores` is not this rank's range of tier `n`, if `n > 48`, or if a rank holds more
@@ -193,14 +194,29 @@ pub fn verify_tier_local(
     let len = scores.len();
     assert!(len as u64 <= 1 << 32, "{len} positions on one rank");
     let words = len.div_ceil(64);
-    let alloc = |what: &'static str, e: std::collections::TryReserveError| {
-        AllocError::new::<AtomicU64>(n, what, len as u64, words, e.into_io())
+    let masks = len.div_ceil(LEVEL_GRANULE);
+    let alloc = |what: &'static str, count: usize| {
+        move |e: std::collections::TryReserveError| {
+            AllocError::new::<AtomicU64>(n, what, len as u64, count, e.into_io())
+        }
     };
-    let bits = try_vec(words, |_| AtomicU64::new(0)).map_err(|e| alloc("frontier", e))?;
-    let failed =
-        try_vec(words, |_| AtomicU64::new(0)).map_err(|e| alloc("verification bits", e))?;
-    let levels = try_vec(len.div_ceil(LEVEL_GRANULE), |_| AtomicU64::new(0))
-        .map_err(|e| alloc("level masks", e))?;
+    let arrays = try_vec(words, |_| AtomicU64::new(0))
+        .map_err(alloc("frontier", words))
+        .and_then(|bits| {
+            let failed =
+                try_vec(words, |_| AtomicU64::new(0)).map_err(alloc("verification bits", words))?;
+            let levels =
+                try_vec(masks, |_| AtomicU64::new(0)).map_err(alloc("level masks", masks))?;
+            Ok((bits, failed, levels))
+        });
+    let (bits, failed, levels) = agree_arrays(
+        comm,
+        arrays,
+        n,
+        "frontier, verification bits and level masks",
+        len as u64,
+        ((2 * words + masks) * std::mem::size_of::<AtomicU64>()) as u64,
+    )?;
     // SAFETY: `AtomicU8` has the size, alignment and validity of `u8` (and so of `i8`);
     // `scores` is borrowed mutably for as long as `cells` lives.
     let cells: &[AtomicU8] =
