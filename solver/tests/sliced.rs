@@ -273,24 +273,20 @@ fn a_table_source_leaves_no_page_of_its_tables_resident() {
     assert_eq!(mapped_rss(&path), 0);
 }
 
-/// Releasing a range's entries (`Table::release_entries`, what the parallel decoder of a
-/// slice does group by group) drops the pages of their block-index entries with those of
-/// their blocks: a slice of a tier being read holds one group's index pages at a time, not a
-/// 64th of a byte for every score it has decoded so far.
+/// Tier 14's synthetic scores written into `dir` with one entry per block (16 bytes of
+/// index per score, 71 MB in all), the table's path and the table opened.
 #[cfg(target_os = "linux")]
-#[test]
-fn released_entries_take_their_block_index_pages_with_them() {
+fn one_entry_per_block(
+    dir: &std::path::Path,
+) -> (Vec<i8>, std::path::PathBuf, oware_db::table::Table) {
     let n = 14;
     let scores = synthetic::synth_tier(n, IndexKind::Reachable);
-    let size = scores.len();
-    let dir = tempfile::tempdir().unwrap();
-    // One entry per block: 16 bytes of index per score, 71 MB in all.
     let opts = WriteOptions {
         block_entries: 1,
         ..WriteOptions::default()
     };
     let w = oware_db::write::write_table_with(
-        dir.path(),
+        dir,
         &Rules::ABAPA,
         n,
         IndexKind::Reachable,
@@ -300,6 +296,19 @@ fn released_entries_take_their_block_index_pages_with_them() {
     .unwrap();
     let path = w.path.canonicalize().unwrap();
     let table = oware_db::table::Table::open(&path).unwrap();
+    (scores, path, table)
+}
+
+/// Releasing a range's entries (`Table::release_entries`, what the parallel decoder of a
+/// slice does group by group) drops the pages of their block-index entries with those of
+/// their blocks: a slice of a tier being read holds one group's index pages at a time, not a
+/// 64th of a byte for every score it has decoded so far.
+#[cfg(target_os = "linux")]
+#[test]
+fn released_entries_take_their_block_index_pages_with_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let (scores, path, table) = one_entry_per_block(dir.path());
+    let size = scores.len();
     let opened = mapped_rss(&path);
     let (first, len) = (size / 4, size / 2);
     let index = len as u64 * 16;
@@ -333,27 +342,11 @@ fn released_entries_take_their_block_index_pages_with_them() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_released_range_takes_back_the_pages_its_reads_mapped_before_it() {
-    let n = 14;
-    let scores = synthetic::synth_tier(n, IndexKind::Reachable);
-    let size = scores.len();
     let dir = tempfile::tempdir().unwrap();
-    // One entry per block: 16 bytes of index per score, so that the index pages a fault maps
-    // around the first entry of the second range hold entries of the first.
-    let opts = WriteOptions {
-        block_entries: 1,
-        ..WriteOptions::default()
-    };
-    let w = oware_db::write::write_table_with(
-        dir.path(),
-        &Rules::ABAPA,
-        n,
-        IndexKind::Reachable,
-        &scores,
-        &opts,
-    )
-    .unwrap();
-    let path = w.path.canonicalize().unwrap();
-    let table = oware_db::table::Table::open(&path).unwrap();
+    // Its index pages that a fault maps around the first entry of the second range hold
+    // entries of the first.
+    let (scores, path, table) = one_entry_per_block(dir.path());
+    let size = scores.len();
     let opened = mapped_rss(&path);
     // Bounds off any page or fault-around boundary of the blocks or the index.
     let (a, b, c) = (size / 4 + 1001, size / 2 + 3, 3 * size / 4);
