@@ -611,6 +611,94 @@ impl Unranker {
     }
 }
 
+/// Ranks the children of moves, each in the index of its own tier, for positions visited
+/// in index order: the rank in halves, the half that the child's opponent's side fixes kept
+/// per house played.
+///
+/// A move's child is seen from the next mover, so its opponent's side is the mover's side
+/// of the parent once sown, which depends on the parent's mover side and the house played
+/// alone (captures take seeds from the other side). Consecutive indices share the mover's
+/// side, so over a run of positions the children of each house share that side, in
+/// whichever tier their captures put them, and only the child's own side is ranked for
+/// each child (see the module's layout: `rankB(b)` and `B(n − m)` depend on the opponent's
+/// side alone). The result is [`TierIndex::rank_unchecked`]'s in the child's tier, whatever
+/// the order of the calls: the half is worked out again whenever the child's opponent's
+/// side is not the one kept.
+#[derive(Clone, Debug)]
+pub struct ChildRanker {
+    kind: IndexKind,
+    /// Per house played: the child's opponent's side (houses 6..12, packed) whose half is
+    /// kept, or `u64::MAX`.
+    sides: [u64; 6],
+    /// Per house played: that side's `rankB(b)`, `B(n − m)` and seeds.
+    parts: [(u64, u64, usize); 6],
+}
+
+impl ChildRanker {
+    /// A ranker of positions in indices of `kind`.
+    pub fn new(kind: IndexKind) -> Self {
+        tables();
+        ChildRanker {
+            kind,
+            sides: [u64::MAX; 6],
+            parts: [(0, 0, 0); 6],
+        }
+    }
+
+    /// The rank of `child` in the index of its tier, a position that the caller guarantees
+    /// that index holds (as for [`TierIndex::rank_unchecked`], checked in debug builds only;
+    /// otherwise the result is meaningless), reached by playing `house` (`0..6`; any value
+    /// gives the right rank, the house played keeps the half that its next child reuses).
+    #[inline(always)]
+    pub fn rank(&mut self, child: &Position, house: u8) -> u64 {
+        debug_assert!(self.kind.holds(child));
+        let t = tables();
+        const TRIPLE: u128 = 0xFF_FFFF;
+        let x = child.packed();
+        let side = (x >> 48) as u64;
+        let h = usize::from(house) % 6;
+        if self.sides[h] != side {
+            self.sides[h] = side;
+            self.parts[h] = self.opponent_part(x);
+        }
+        let (rb, nb, sb) = self.parts[h];
+        let (a1, a2) = ((x & TRIPLE) as u32, (x >> 24 & TRIPLE) as u32);
+        let (ta, ta2) = (triple_sum(a1), triple_sum(a2));
+        let m = (ta + ta2) & (SP - 1);
+        let n = (m + sb) & (SP - 1);
+        let ra = t.off6_dense[m][ta] + rank3(t, a1) * t.n3[ta2] + rank3(t, a2);
+        t.off12[self.kind as usize][n][m] + ra * nb + rb
+    }
+
+    /// `rankB(b)`, `B(n − m)` and the seeds of the opponent's side of the packed board `x`.
+    #[inline(never)]
+    fn opponent_part(&self, x: u128) -> (u64, u64, usize) {
+        let t = tables();
+        const TRIPLE: u128 = 0xFF_FFFF;
+        let (b1, b2) = ((x >> 48 & TRIPLE) as u32, (x >> 72 & TRIPLE) as u32);
+        let (tb, tb2) = (triple_sum(b1), triple_sum(b2));
+        let sb = (tb + tb2) & (SP - 1);
+        let sb1 = (sb + 1) & (ROW - 1);
+        let (b1, b2) = (rank3(t, b1), rank3(t, b2));
+        let (rb, nb) = match self.kind {
+            IndexKind::Dense => (
+                t.off6_dense[sb][tb] + b1 * t.n3[tb2] + b2,
+                t.off6_dense[sb][sb1],
+            ),
+            IndexKind::Reachable => {
+                let z1 = t.z3[tb];
+                let inner = if b1 < z1 {
+                    b1 * t.n3[tb2] + b2
+                } else {
+                    z1 * t.n3[tb2] + (b1 - z1) * t.z3[tb2] + b2
+                };
+                (t.off6_zero[sb][tb] + inner, t.off6_zero[sb][sb1])
+            }
+        };
+        (rb, nb, sb)
+    }
+}
+
 /// Number of positions of tier `n` in an index of `kind`.
 pub fn tier_size(n: u8, kind: IndexKind) -> u64 {
     TierIndex::new(n, kind).size()
@@ -676,6 +764,48 @@ mod tests {
                 assert!(idx
                     .cursor(mid, idx.size())
                     .eq((mid..idx.size()).map(|i| idx.unrank(i))));
+            }
+        }
+    }
+    /// A child ranker gives every child (in the tier or, after a capture, below it) the rank
+    /// that `rank_unchecked` gives it in its tier: over a tier in index order (where its
+    /// halves are reused), in reverse order, and with the house passed wrong (where they are
+    /// worked out again), under both kinds.
+    #[test]
+    fn child_ranks_are_the_ranks() {
+        use crate::moves::Outcome;
+        use crate::rules::Rules;
+        for kind in [IndexKind::Dense, IndexKind::Reachable] {
+            for n in [0u8, 1, 5, 9, 12] {
+                let idx = TierIndex::new(n, kind);
+                let mut ranker = ChildRanker::new(kind);
+                let (mut children, mut captures, mut reused) = (0u64, 0u64, 0u64);
+                let mut check = |p: Position, ranker: &mut ChildRanker, shift: u8| {
+                    p.for_each_move(&Rules::ABAPA, |m| {
+                        if let Outcome::Continue { child, captured } = m.outcome {
+                            if kind.holds(&child) {
+                                let h = usize::from((m.house + shift) % 6);
+                                let side = (child.packed() >> 48) as u64;
+                                reused += u64::from(ranker.sides[h] == side);
+                                let want =
+                                    TierIndex::new(child.seeds(), kind).rank_unchecked(&child);
+                                assert_eq!(ranker.rank(&child, m.house + shift), want, "{child:?}");
+                                children += 1;
+                                captures += u64::from(captured > 0);
+                            }
+                        }
+                    });
+                };
+                for p in idx.positions() {
+                    check(p, &mut ranker, 0);
+                }
+                for i in (0..idx.size()).rev() {
+                    check(idx.unrank(i), &mut ranker, 1);
+                }
+                if n >= 5 {
+                    assert!(captures > 0, "tier {n}");
+                    assert!(reused * 2 > children, "tier {n}: {reused} of {children}");
+                }
             }
         }
     }

@@ -12,12 +12,13 @@
 //! - sequential unranking: [`Cursor`] ([`TierIndex::cursor`]) over a range of indices, and
 //!   [`Unranker`] ([`TierIndex::unranker`]) for increasing, sparse indices.
 //! - [`rank_of_child`]: the rank of a position that was just written to memory, as the
-//!   child of a move is.
+//!   child of a move is; [`ChildRanker`]: the ranks of the children of positions visited in
+//!   index order, half of each rank kept per house played.
 //!
 //! [`TierIndex::rank_unchecked`] (the rank of a position known to be in the index) is also
 //! what a generator's loops use.
 
-pub use crate::index::{Cursor, Unranker};
+pub use crate::index::{ChildRanker, Cursor, Unranker};
 pub use crate::moves::ExitMoves;
 
 use crate::index::TierIndex;

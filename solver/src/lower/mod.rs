@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use memmap2::Mmap;
 use oware_db::index::{IndexKind, TierIndex};
-use oware_db::retro::rank_of_child;
+use oware_db::retro::{rank_of_child, ChildRanker};
 use oware_db::Position;
 
 /// Where a tier's scores live.
@@ -211,6 +211,24 @@ impl LowerTiers {
         let (index, scores) = &self.tiers[tier as usize];
         let rank = index.rank_unchecked(p);
         (tier, rank, &scores.as_slice()[rank as usize])
+    }
+
+    /// [`LowerTiers::entry`] for the child of a move from `house`, ranked by `ranker` (which
+    /// keeps half of the rank of the children of positions visited in index order).
+    #[inline]
+    pub(crate) fn entry_ranked(
+        &self,
+        p: &Position,
+        ranker: &mut ChildRanker,
+        house: u8,
+    ) -> (u8, u64, &i8) {
+        let tier = p.seeds();
+        let rank = ranker.rank(p, house);
+        (
+            tier,
+            rank,
+            &self.tiers[tier as usize].1.as_slice()[rank as usize],
+        )
     }
 
     /// [`LowerTiers::entry`]'s reference to the score, ranked with

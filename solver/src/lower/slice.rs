@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use oware_db::index::{IndexKind, TierIndex};
+use oware_db::retro::ChildRanker;
 use oware_db::table::Table;
 use oware_db::{Error, Position, MAX_SEEDS};
 
@@ -235,12 +236,30 @@ impl<'a> Loaded<'a> {
     /// prefetch before it is read.
     #[inline]
     pub(crate) fn entry(&self, p: &Position) -> Option<&'a i8> {
-        let t = p.seeds();
+        self.held(p.seeds(), |index| index.rank_unchecked(p))
+    }
+
+    /// [`Loaded::entry`] for the child of a move from `house`, ranked by `ranker` (which
+    /// keeps half of the rank of the children of positions visited in index order).
+    #[inline]
+    pub(crate) fn entry_ranked(
+        &self,
+        p: &Position,
+        ranker: &mut ChildRanker,
+        house: u8,
+    ) -> Option<&'a i8> {
+        self.held(p.seeds(), |_| ranker.rank(p, house))
+    }
+
+    /// The score of the position of tier `t` that `rank` ranks in `t`'s index, when the slice
+    /// holds it (the tier is tested first, so that a tier outside the slice is not ranked).
+    #[inline(always)]
+    fn held(&self, t: u8, rank: impl FnOnce(&TierIndex) -> u64) -> Option<&'a i8> {
         if t < self.lo || t >= self.hi {
             return None;
         }
         let (index, first, len, base) = &self.tiers[usize::from(t)];
-        let off = index.rank_unchecked(p).wrapping_sub(*first);
+        let off = rank(index).wrapping_sub(*first);
         if off >= *len {
             return None;
         }

@@ -82,7 +82,8 @@
 //!   levels. A parent scoring `0..t` fails there; a negative parent `−k` fails at the start
 //!   of its level, where it counts its children: a child below `k` is never counted down, so
 //!   the parent stays unjustified.
-//! - (b), for a zero: the last sweep reads its in-tier children (some move worth `>= 0`).
+//! - (b), for a zero: the last sweep reads its in-tier children (some move worth `>= 0`),
+//!   unless an exit is worth `>= 0` already.
 //!   For a positive score it follows from the justification (an exit worth `>= s`, or a move
 //!   to a child scoring `−s`). For a negative score `−k` it is checked at the start of level
 //!   `k`, from the children read there and the exit bit, which the cell carries as `J` from
@@ -128,9 +129,9 @@
 //! positions), plus the lower tiers held whole; or 1.125 bytes per position beside the
 //! largest slice, while the lower tiers are read in slices. Work: per sweep of the local check,
 //! one generation of the exits per position (with each capture's child looked up, in
-//! batches whose reads are prefetched) and the in-tier children of the zeros; one forward
-//! generation per negative position at the start of its level, with its in-tier children
-//! looked up; a scan per level (eight cells to a word, the candidates then one by one); one
+//! batches whose reads are prefetched) and the in-tier children of the zeros that no exit
+//! settles; one forward generation per negative position at the start of its level, with
+//! its in-tier children looked up; a scan per level (eight cells to a word, the candidates then one by one); one
 //! un-move generation per nonzero position (and per failing negative one after the levels).
 //! The arrays it allocates, and the scores that the drivers read from the tables, are on
 //! transparent huge pages where the kernel allows them (`crate::hugepage`).
@@ -140,8 +141,8 @@ use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::time::Instant;
 
 use oware_db::index::{IndexKind, TierIndex};
-use oware_db::retro::{rank_of_child, ExitMoves};
-use oware_db::{Move, Outcome, Position, Rules};
+use oware_db::retro::{rank_of_child, ChildRanker, ExitMoves};
+use oware_db::{Outcome, Position, Rules};
 use rayon::prelude::*;
 
 use crate::error::{try_vec, AllocError, IntoIo, SolveError};
@@ -456,6 +457,7 @@ impl Ctx<'_> {
         let mut pending: Vec<(u8, u8, &i8)> = Vec::with_capacity(SUB * 6);
         let mut scores = [0i16; SUB];
         let mut exits = ExitMoves::new(self.rules);
+        let mut ranker = ChildRanker::new(self.index.kind());
         for base in (start..start + len).step_by(SUB) {
             let m = SUB.min(start + len - base);
             pending.clear();
@@ -464,7 +466,7 @@ impl Ctx<'_> {
                 *s = score_of(self.cells[base + slot].load(Ordering::Relaxed), 0);
                 exits.for_each(&p, |mv| {
                     if let Outcome::Continue { child, captured } = mv.outcome {
-                        if let Some(r) = loaded.entry(&child) {
+                        if let Some(r) = loaded.entry_ranked(&child, &mut ranker, mv.house) {
                             prefetch(r);
                             pending.push((slot as u8, captured, r));
                         }
@@ -494,7 +496,8 @@ impl Ctx<'_> {
     /// The last sweep of the local check over `start..start + len`: the exits (the ends, and
     /// the captures whose child `lower` holds: all of them when the lower tiers are held
     /// whole, those of the last slice otherwise) of every position,
-    /// and the in-tier moves of the zeros. A position fails when an exit is worth more than
+    /// and the in-tier moves of the zeros that no exit worth at least 0 settles (read after
+    /// the captures, so only where needed). A position fails when an exit is worth more than
     /// its score, a zero when no move is worth at least 0. A nonzero score with an exit worth
     /// at least it gets `J`: a positive one is justified; a negative one keeps it as its exit
     /// flag until the start of its level ([`Ctx::level_start`]). The in-tier moves worth
@@ -507,26 +510,33 @@ impl Ctx<'_> {
         // (slot, captured, child's score) and (slot, child's cell).
         let mut caps: Vec<(u8, u8, &i8)> = Vec::with_capacity(SUB * 6);
         let mut inner: Vec<(u8, &AtomicU8)> = Vec::with_capacity(SUB * 6);
+        // The zeros with in-tier moves, whose children are read only when no exit is worth
+        // at least 0.
+        let mut zeros: Vec<(u8, Position)> = Vec::with_capacity(SUB);
         // Per slot: score, an exit worth more, an exit worth at least it, (zeros) an
         // in-tier move worth at least it.
         let mut st = [(0i16, false, false, false); SUB];
         let mut exits = ExitMoves::new(self.rules);
+        let mut ranker = ChildRanker::new(self.index.kind());
         let mut seeded = 0;
         for base in (start..start + len).step_by(SUB) {
             let m = SUB.min(start + len - base);
             caps.clear();
             inner.clear();
+            zeros.clear();
             for (slot, e) in st.iter_mut().enumerate().take(m) {
                 let p = cursor.next().unwrap_or_default();
                 let i = base + slot;
                 let b = self.cells[i].load(Ordering::Relaxed);
                 let s = score_of(b, 0);
                 *e = (s, false, b & J != 0, false);
-                let mut exit = |mv: &Move| match mv.outcome {
+                let open = exits.for_each(&p, |mv| match mv.outcome {
                     Outcome::Continue { child, captured } => {
                         let r = match lower {
-                            Captures::Resident(l) => Some(l.entry_of_child(&child)),
-                            Captures::Slice(l) => l.entry(&child),
+                            Captures::Resident(l) => {
+                                Some(l.entry_ranked(&child, &mut ranker, mv.house).2)
+                            }
+                            Captures::Slice(l) => l.entry_ranked(&child, &mut ranker, mv.house),
                         };
                         if let Some(r) = r {
                             prefetch(r);
@@ -538,23 +548,15 @@ impl Ctx<'_> {
                         e.1 |= v > s;
                         e.2 |= v >= s;
                     }
-                };
-                let any = if s == 0 {
-                    p.for_each_move(self.rules, |mv| match mv.outcome {
-                        Outcome::Continue { child, captured: 0 } => {
-                            let r = &self.cells[rank_of_child(&self.index, &child) as usize];
-                            prefetch(r);
-                            inner.push((slot as u8, r));
-                        }
-                        _ => exit(mv),
-                    })
-                } else {
-                    exits.for_each(&p, exit).is_some()
-                };
-                if !any {
-                    let v = i16::from(p.end_score());
-                    e.1 |= v > s;
-                    e.2 |= v >= s;
+                });
+                match open {
+                    None => {
+                        let v = i16::from(p.end_score());
+                        e.1 |= v > s;
+                        e.2 |= v >= s;
+                    }
+                    Some(open) if s == 0 && open > 0 => zeros.push((slot as u8, p)),
+                    Some(_) => {}
                 }
             }
             for &(slot, captured, r) in &caps {
@@ -562,6 +564,20 @@ impl Ctx<'_> {
                 let v = i16::from(captured) - i16::from(*r);
                 e.1 |= v > e.0;
                 e.2 |= v >= e.0;
+            }
+            // A zero needs some move worth at least 0: an in-tier child's is read only when
+            // no exit is.
+            for &(slot, p) in &zeros {
+                if st[usize::from(slot)].2 {
+                    continue;
+                }
+                p.for_each_move(self.rules, |mv| {
+                    if let Outcome::Continue { child, captured: 0 } = mv.outcome {
+                        let r = &self.cells[ranker.rank(&child, mv.house) as usize];
+                        prefetch(r);
+                        inner.push((slot, r));
+                    }
+                });
             }
             for &(slot, r) in &inner {
                 st[slot as usize].3 |= score_of(r.load(Ordering::Relaxed), 0) <= 0;
@@ -592,6 +608,7 @@ impl Ctx<'_> {
         let own = code(-k);
         let stale = pending_base(k + 1);
         let mut unranker = self.index.unranker();
+        let mut ranker = ChildRanker::new(self.index.kind());
         // (index, exit flag) of the −k positions whose children are gathered.
         let mut waiting: Vec<(usize, bool)> = Vec::with_capacity(SUB);
         let mut children: Vec<(u8, &AtomicU8)> = Vec::with_capacity(SUB * 6);
@@ -636,7 +653,7 @@ impl Ctx<'_> {
                     let p = unranker.unrank(i as u64);
                     p.for_each_move(self.rules, |mv| {
                         if let Outcome::Continue { child, captured: 0 } = mv.outcome {
-                            let r = &self.cells[rank_of_child(&self.index, &child) as usize];
+                            let r = &self.cells[ranker.rank(&child, mv.house) as usize];
                             prefetch(r);
                             children.push((slot, r));
                         }
