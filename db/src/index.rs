@@ -17,7 +17,9 @@
 //! offset is a look-up in a row padded to 64 entries, so a rank is about a dozen look-ups,
 //! no loop over seeds and no bounds checks. Unrank finds `m` and the two
 //! triple sums by binary search in rows of at most 50 offsets (6 probes each) and reads the
-//! triples from a table of all 3-house compositions (20,825 entries).
+//! triples from a table of all 3-house compositions (20,825 entries). Over increasing
+//! indices ([`Cursor`], [`Unranker`]) the last triple, and within a few rows the first, are
+//! stepped on rather than searched, and the mover's side is kept while it lasts.
 //!
 //! # Two kinds
 //!
@@ -418,8 +420,7 @@ impl TierIndex {
     #[inline]
     pub fn unrank(&self, i: u64) -> Position {
         let (mover, sb, _, rb) = self.unrank_mover(i);
-        let (opp, ..) = self.unrank_opponent(sb, rb);
-        Position::from_packed(mover | opp)
+        Position::from_packed(mover | self.unrank_opponent(sb, rb).side)
     }
 
     /// The mover's side of index `i` (packed houses 0..6), the opponent's seed count, the
@@ -452,18 +453,18 @@ impl TierIndex {
         }
     }
 
-    /// The opponent's side of rank `rb` among the sides of `sb` seeds (packed houses 6..12 in
-    /// place), the rank of its last triple, that triple's rank count, and its seeds.
+    /// The opponent's side of rank `rb` among the sides of `sb` seeds, and where it stands in
+    /// the rows of its first triple (see [`Opponent`]).
     #[inline]
-    fn unrank_opponent(&self, sb: usize, rb: u64) -> (u128, u64, u64, usize) {
+    fn unrank_opponent(&self, sb: usize, rb: u64) -> Opponent {
         let t = tables();
-        let (tb, b1, b2, limit) = match self.kind {
+        let (tb, b1, b2, limit, b1_end) = match self.kind {
             IndexKind::Dense => {
                 let tb = block_of(&t.off6_dense[sb], rb);
                 let qb = rb - t.off6_dense[sb][tb];
                 let nb2 = t.n3[sb - tb];
                 let (b1, b2) = divmod(qb, nb2);
-                (tb, b1, b2, nb2)
+                (tb, b1, b2, nb2, t.n3[tb])
             }
             IndexKind::Reachable => {
                 let tb = block_of(&t.off6_zero[sb], rb);
@@ -472,16 +473,23 @@ impl TierIndex {
                 let z1 = t.z3[tb];
                 if qb < z1 * nb2 {
                     let (b1, b2) = divmod(qb, nb2);
-                    (tb, b1, b2, nb2)
+                    (tb, b1, b2, nb2, z1)
                 } else {
                     let z2 = t.z3[sb - tb];
                     let (b1, b2) = divmod(qb - z1 * nb2, z2);
-                    (tb, z1 + b1, b2, z2)
+                    (tb, z1 + b1, b2, z2, t.n3[tb])
                 }
             }
         };
-        let opp = unrank3(t, tb, b1) << 48 | unrank3(t, sb - tb, b2) << 72;
-        (opp, b2, limit, sb - tb)
+        Opponent {
+            side: unrank3(t, tb, b1) << 48 | unrank3(t, sb - tb, b2) << 72,
+            first_sum: tb,
+            b1,
+            b1_end,
+            b2,
+            limit,
+            last_sum: sb - tb,
+        }
     }
 
     /// An unranker that remembers the mover's side of the last index it unranked, so that
@@ -499,6 +507,9 @@ impl TierIndex {
             b2: 0,
             limit: 0,
             last_sum: 0,
+            first_sum: 0,
+            b1: 0,
+            b1_end: 0,
         }
     }
 
@@ -568,6 +579,11 @@ pub struct Unranker {
     b2: u64,
     limit: u64,
     last_sum: usize,
+    /// Where its first triple stands: rank `b1` of the compositions of `first_sum` seeds,
+    /// in a run of ranks below `b1_end` whose last triples all take `limit` ranks.
+    first_sum: usize,
+    b1: u64,
+    b1_end: u64,
 }
 
 impl Unranker {
@@ -592,8 +608,30 @@ impl Unranker {
     /// [`Unranker::unrank`] beyond the last triple's compositions. Out of line, and
     /// returning the packed board, which travels in registers: a `Position` returned
     /// through memory and read back at once stalls on store forwarding.
+    ///
+    /// An index a few rows of last triples ahead, in the same run of first triples, moves
+    /// the first triple on by whole rows (no search, no division); any other is unranked
+    /// from the mover's side.
     #[inline(never)]
     fn unrank_far(&mut self, i: u64) -> u128 {
+        /// Rows of last triples skipped by stepping rather than by a search.
+        const ROWS: u64 = 8;
+        if i > self.last && i - self.last <= ROWS * self.limit {
+            // `b2 < limit`, so at most `ROWS` rows are stepped.
+            let (mut b1, mut b2) = (self.b1, self.b2 + (i - self.last));
+            while b2 >= self.limit {
+                b2 -= self.limit;
+                b1 += 1;
+            }
+            if b1 < self.b1_end {
+                let t = tables();
+                self.packed = self.mover
+                    | unrank3(t, self.first_sum, b1) << 48
+                    | unrank3(t, self.last_sum, b2) << 72;
+                (self.last, self.b1, self.b2) = (i, b1, b2);
+                return self.packed;
+            }
+        }
         if i < self.start || i >= self.end {
             let (mover, sb, start, _) = self.index.unrank_mover(i);
             self.mover = mover;
@@ -601,14 +639,28 @@ impl Unranker {
             self.start = start;
             self.end = start + self.index.sides(sb);
         }
-        let (opp, b2, limit, last_sum) = self.index.unrank_opponent(self.sb, i - self.start);
-        self.packed = self.mover | opp;
+        let o = self.index.unrank_opponent(self.sb, i - self.start);
+        self.packed = self.mover | o.side;
         self.last = i;
-        self.b2 = b2;
-        self.limit = limit;
-        self.last_sum = last_sum;
+        (self.first_sum, self.b1, self.b1_end) = (o.first_sum, o.b1, o.b1_end);
+        (self.b2, self.limit, self.last_sum) = (o.b2, o.limit, o.last_sum);
         self.packed
     }
+}
+
+/// An opponent's side unranked ([`TierIndex::unrank_opponent`]), and where it stands: its
+/// first triple is rank `b1` of the compositions of `first_sum` seeds, its last triple rank
+/// `b2` of `limit` compositions of `last_sum` seeds, and the sides of first triples
+/// `b1..b1_end` all have `limit` last triples (a run of consecutive indices).
+struct Opponent {
+    /// Houses 6..12, packed in place.
+    side: u128,
+    first_sum: usize,
+    b1: u64,
+    b1_end: u64,
+    b2: u64,
+    limit: u64,
+    last_sum: usize,
 }
 
 /// Ranks the children of moves, each in the index of its own tier, for positions visited
@@ -767,6 +819,43 @@ mod tests {
             }
         }
     }
+    /// An unranker gives `unrank`'s position for increasing indices at every spacing: within
+    /// a row of last triples, a few rows ahead (stepped), and beyond (searched), across the
+    /// runs of first triples and of mover sides, under both kinds.
+    #[test]
+    fn unrankers_agree_at_every_spacing() {
+        for kind in [IndexKind::Dense, IndexKind::Reachable] {
+            for n in [6u8, 11, 14] {
+                let idx = TierIndex::new(n, kind);
+                for gap in [1u64, 2, 3, 5, 9, 17, 40, 97, 301, 1000, 4099] {
+                    let mut unranker = idx.unranker();
+                    for i in (gap / 2..idx.size()).step_by(gap as usize) {
+                        assert_eq!(
+                            unranker.unrank(i),
+                            idx.unrank(i),
+                            "tier {n}, gap {gap}, {i}"
+                        );
+                    }
+                }
+                // Irregular gaps, and a step back now and then.
+                let mut unranker = idx.unranker();
+                let (mut i, mut x) = (0u64, 12345u64);
+                while i < idx.size() {
+                    assert_eq!(unranker.unrank(i), idx.unrank(i), "tier {n}, {i}");
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    let r = x >> 33;
+                    i = if r % 50 == 0 {
+                        i.saturating_sub(r % 300)
+                    } else {
+                        i + 1 + r % 700
+                    };
+                }
+            }
+        }
+    }
+
     /// A child ranker gives every child (in the tier or, after a capture, below it) the rank
     /// that `rank_unchecked` gives it in its tier: over a tier in index order (where its
     /// halves are reused), in reverse order, and with the house passed wrong (where they are
