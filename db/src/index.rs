@@ -819,6 +819,7 @@ mod tests {
             }
         }
     }
+
     /// An unranker gives `unrank`'s position for increasing indices at every spacing: within
     /// a row of last triples, a few rows ahead (stepped), and beyond (searched), across the
     /// runs of first triples and of mover sides, under both kinds.

@@ -127,12 +127,15 @@
 //! and (from the levels on) the frontier: 1.25 bytes per position (and a mask of the levels
 //! present per 1024 positions, so that a level's scan skips the granules without its
 //! positions), plus the lower tiers held whole; or 1.125 bytes per position beside the
-//! largest slice, while the lower tiers are read in slices. Work: per sweep of the local check,
-//! one generation of the exits per position (with each capture's child looked up, in
-//! batches whose reads are prefetched) and the in-tier children of the zeros that no exit
-//! settles; one forward generation per negative position at the start of its level, with
-//! its in-tier children looked up; a scan per level (eight cells to a word, the candidates then one by one); one
+//! largest slice, while the lower tiers are read in slices. Work: per sweep of the local
+//! check, one generation of the exits per position (with each capture's child looked up, in
+//! batches whose reads are prefetched), and in the last sweep one more generation of the
+//! moves of each zero that no exit settles, with its in-tier children looked up; one forward
+//! generation per negative position at the start of its level, with its in-tier children
+//! looked up; a scan per level (eight cells to a word, the candidates then one by one); one
 //! un-move generation per nonzero position (and per failing negative one after the levels).
+//! The children are ranked in halves ([`ChildRanker`]: a child's opponent's side is kept
+//! per house over a run of positions that share the mover's side).
 //! The arrays it allocates, and the scores that the drivers read from the tables, are on
 //! transparent huge pages where the kernel allows them (`crate::hugepage`).
 
