@@ -384,33 +384,10 @@ impl TierIndex {
     /// opponent's side only (see the module's layout). What a reader of another order that
     /// keeps one side fixed over a run of positions computes once per run.
     pub(crate) fn rank_parts(&self, x: u128) -> (u64, u64, u64) {
-        let t = tables();
-        const TRIPLE: u128 = 0xFF_FFFF;
-        let [a1, a2, b1, b2] = [0, 24, 48, 72].map(|shift| (x >> shift & TRIPLE) as u32);
-        let (ta, tb) = (triple_sum(a1), triple_sum(b1));
-        let (ta2, tb2) = (triple_sum(a2), triple_sum(b2));
-        let m = (ta + ta2) & (SP - 1);
-        let sb = (tb + tb2) & (SP - 1);
-        let sb1 = (sb + 1) & (ROW - 1);
+        let (ra, m) = mover_rank(x);
+        let (rb, nb, _) = opponent_rank(self.kind, x);
         let n = usize::from(self.n) & (SP - 1);
-        let ra = t.off6_dense[m][ta] + rank3(t, a1) * t.n3[ta2] + rank3(t, a2);
-        let (b1, b2) = (rank3(t, b1), rank3(t, b2));
-        let (rb, nb) = match self.kind {
-            IndexKind::Dense => (
-                t.off6_dense[sb][tb] + b1 * t.n3[tb2] + b2,
-                t.off6_dense[sb][sb1],
-            ),
-            IndexKind::Reachable => {
-                let z1 = t.z3[tb];
-                let inner = if b1 < z1 {
-                    b1 * t.n3[tb2] + b2
-                } else {
-                    z1 * t.n3[tb2] + (b1 - z1) * t.z3[tb2] + b2
-                };
-                (t.off6_zero[sb][tb] + inner, t.off6_zero[sb][sb1])
-            }
-        };
-        (ra, nb, t.off12[self.kind as usize][n][m] + rb)
+        (ra, nb, tables().off12[self.kind as usize][n][m] + rb)
     }
 
     /// The position with index `i`.
@@ -704,8 +681,6 @@ impl ChildRanker {
     #[inline(always)]
     pub fn rank(&mut self, child: &Position, house: u8) -> u64 {
         debug_assert!(self.kind.holds(child));
-        let t = tables();
-        const TRIPLE: u128 = 0xFF_FFFF;
         let x = child.packed();
         let side = (x >> 48) as u64;
         let h = usize::from(house) % 6;
@@ -714,41 +689,60 @@ impl ChildRanker {
             self.parts[h] = self.opponent_part(x);
         }
         let (rb, nb, sb) = self.parts[h];
-        let (a1, a2) = ((x & TRIPLE) as u32, (x >> 24 & TRIPLE) as u32);
-        let (ta, ta2) = (triple_sum(a1), triple_sum(a2));
-        let m = (ta + ta2) & (SP - 1);
+        let (ra, m) = mover_rank(x);
         let n = (m + sb) & (SP - 1);
-        let ra = t.off6_dense[m][ta] + rank3(t, a1) * t.n3[ta2] + rank3(t, a2);
-        t.off12[self.kind as usize][n][m] + ra * nb + rb
+        tables().off12[self.kind as usize][n][m] + ra * nb + rb
     }
 
-    /// `rankB(b)`, `B(n − m)` and the seeds of the opponent's side of the packed board `x`.
+    /// [`opponent_rank`] out of line: it runs only when a run's side changes.
     #[inline(never)]
     fn opponent_part(&self, x: u128) -> (u64, u64, usize) {
-        let t = tables();
-        const TRIPLE: u128 = 0xFF_FFFF;
-        let (b1, b2) = ((x >> 48 & TRIPLE) as u32, (x >> 72 & TRIPLE) as u32);
-        let (tb, tb2) = (triple_sum(b1), triple_sum(b2));
-        let sb = (tb + tb2) & (SP - 1);
-        let sb1 = (sb + 1) & (ROW - 1);
-        let (b1, b2) = (rank3(t, b1), rank3(t, b2));
-        let (rb, nb) = match self.kind {
-            IndexKind::Dense => (
-                t.off6_dense[sb][tb] + b1 * t.n3[tb2] + b2,
-                t.off6_dense[sb][sb1],
-            ),
-            IndexKind::Reachable => {
-                let z1 = t.z3[tb];
-                let inner = if b1 < z1 {
-                    b1 * t.n3[tb2] + b2
-                } else {
-                    z1 * t.n3[tb2] + (b1 - z1) * t.z3[tb2] + b2
-                };
-                (t.off6_zero[sb][tb] + inner, t.off6_zero[sb][sb1])
-            }
-        };
-        (rb, nb, sb)
+        opponent_rank(self.kind, x)
     }
+}
+
+/// `rank6(a)` of the mover's side of the packed board `x` (houses 0..6), and its seeds `m`
+/// (see the module's layout; tables indexed by masked values, as in a rank).
+#[inline(always)]
+fn mover_rank(x: u128) -> (u64, usize) {
+    let t = tables();
+    const TRIPLE: u128 = 0xFF_FFFF;
+    let (a1, a2) = ((x & TRIPLE) as u32, (x >> 24 & TRIPLE) as u32);
+    let (ta, ta2) = (triple_sum(a1), triple_sum(a2));
+    let m = (ta + ta2) & (SP - 1);
+    (
+        t.off6_dense[m][ta] + rank3(t, a1) * t.n3[ta2] + rank3(t, a2),
+        m,
+    )
+}
+
+/// `rankB(b)`, `B(n − m)` and the seeds of the opponent's side of the packed board `x`
+/// (houses 6..12) in an index of `kind` (see the module's layout).
+#[inline(always)]
+fn opponent_rank(kind: IndexKind, x: u128) -> (u64, u64, usize) {
+    let t = tables();
+    const TRIPLE: u128 = 0xFF_FFFF;
+    let (b1, b2) = ((x >> 48 & TRIPLE) as u32, (x >> 72 & TRIPLE) as u32);
+    let (tb, tb2) = (triple_sum(b1), triple_sum(b2));
+    let sb = (tb + tb2) & (SP - 1);
+    let sb1 = (sb + 1) & (ROW - 1);
+    let (b1, b2) = (rank3(t, b1), rank3(t, b2));
+    let (rb, nb) = match kind {
+        IndexKind::Dense => (
+            t.off6_dense[sb][tb] + b1 * t.n3[tb2] + b2,
+            t.off6_dense[sb][sb1],
+        ),
+        IndexKind::Reachable => {
+            let z1 = t.z3[tb];
+            let inner = if b1 < z1 {
+                b1 * t.n3[tb2] + b2
+            } else {
+                z1 * t.n3[tb2] + (b1 - z1) * t.z3[tb2] + b2
+            };
+            (t.off6_zero[sb][tb] + inner, t.off6_zero[sb][sb1])
+        }
+    };
+    (rb, nb, sb)
 }
 
 /// Number of positions of tier `n` in an index of `kind`.
