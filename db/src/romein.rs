@@ -434,7 +434,7 @@ mod tests {
             let order = RomeinOrder::new(n);
             let size = order.size();
             for k in 0..2000u64 {
-                let g = (k * 0x9e37_79b9_7f4a_7c15) % size;
+                let g = k.wrapping_mul(0x9e37_79b9_7f4a_7c15) % size;
                 let p = order.unrank(g);
                 assert_eq!(order.rank(&p), Some(g), "tier {n}");
             }
@@ -443,7 +443,7 @@ mod tests {
             assert_eq!(order.walk(size - 1).count(), 1);
             // The walk from anywhere is the unrank of the numbers that follow.
             for k in 0..20u64 {
-                let g = (k * 0x2545_f491_4f6c_dd1d) % size;
+                let g = k.wrapping_mul(0x2545_f491_4f6c_dd1d) % size;
                 for (j, p) in order.walk(g).take(3000).enumerate() {
                     assert_eq!(order.rank(&p), Some(g + j as u64), "tier {n}");
                 }
