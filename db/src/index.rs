@@ -684,7 +684,8 @@ impl ChildRanker {
     #[inline(always)]
     pub fn rank(&mut self, child: &Position, house: u8) -> u64 {
         debug_assert!(self.kind.holds(child));
-        let x = child.packed();
+        // Loaded whole: the child was just stored (`Position::packed_whole`).
+        let x = child.packed_whole();
         let side = (x >> 48) as u64;
         let h = usize::from(house) % 6;
         if self.sides[h] != side {

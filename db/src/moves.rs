@@ -507,8 +507,9 @@ impl Position {
     /// Parents are reported whether or not they are reachable; an index that holds only
     /// reachable positions skips the others. For retrograde analysis (see [`crate::retro`]).
     pub fn unmoves(&self, rules: &Rules, mut f: impl FnMut(Position, u8)) {
-        // The board right after the move, from the parent's side.
-        let flipped = self.flipped();
+        // The board right after the move, from the parent's side (read whole: this
+        // position was often just stored, see `Position::packed_whole`).
+        let flipped = Position::from_packed(self.packed_whole()).flipped();
         let (after_h, after) = (flipped.houses(), flipped.packed());
         let n = self.seeds();
         let opp_after = opp_sum(after);
