@@ -94,8 +94,9 @@ impl Position {
         #[cfg(target_arch = "x86_64")]
         {
             let (mut lo, mut hi) = (x as u64, (x >> 64) as u64);
-            // SAFETY: the block is empty: it reads and writes no memory and changes no
-            // flag; it only keeps the compiler from narrowing the two loads.
+            // SAFETY: the block is empty: it reads and writes no memory, changes no flag and
+            // leaves both registers as they were, so the result is `self.0`; it only keeps
+            // the compiler from narrowing the two loads.
             unsafe {
                 std::arch::asm!(
                     "/* {0} {1} */",
@@ -259,14 +260,14 @@ mod tests {
         assert!("+1 1 1 1 1 2 4 2 3 0 0 0".parse::<Position>().is_err());
         assert_eq!(q.to_string().parse::<Position>().unwrap(), q);
         assert_eq!(q.flipped().flipped(), q);
-        assert_eq!(q.packed_whole(), q.packed());
         assert!(q.is_reachable());
         assert!(!Position::START.is_reachable());
     }
 
     #[test]
     fn packed_whole_is_packed() {
-        // Every house at every count, so that a swap or a loss of either word shows.
+        // Every house at counts 1, 7 and 48 (house h + 5 holding the rest): the two words
+        // differ in each case, so that a swap or a loss of either word shows.
         for h in 0..HOUSES {
             for c in [1u8, 7, 48] {
                 let mut houses = [0u8; HOUSES];
