@@ -417,7 +417,9 @@ fn reports_are_those_of_the_plain_fixpoint() {
             let size = tiers[n as usize].len();
             for (seed, changes) in [(1usize, 1usize), (2, 7), (3, 60), (4, 600)] {
                 let mut t = tiers.clone();
-                let mut x = seed as u64 * 0x9E37_79B9_7F4A_7C15 + u64::from(n);
+                let mut x = (seed as u64)
+                    .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                    .wrapping_add(u64::from(n));
                 for _ in 0..changes {
                     x ^= x << 13;
                     x ^= x >> 7;
@@ -549,7 +551,9 @@ fn ranks_give_the_verdicts_of_one_process() {
                 for (seed, changes) in [(2u64, 7usize), (4, 600)] {
                     let mut t = tiers.clone();
                     let size = t[n as usize].len() as u64;
-                    let mut x = seed * 0x9E37_79B9_7F4A_7C15 + u64::from(n);
+                    let mut x = seed
+                        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                        .wrapping_add(u64::from(n));
                     for c in 0..changes {
                         x ^= x << 13;
                         x ^= x >> 7;
