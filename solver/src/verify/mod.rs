@@ -589,7 +589,10 @@ impl Ctx<'_> {
             for (slot, &(s, gt, exit, inner)) in st.iter().enumerate().take(m) {
                 fail |= u64::from(gt || (s == 0 && !(exit || inner))) << slot;
                 if s == 0 || exit {
-                    self.cells[base + slot].fetch_or(J, Ordering::Relaxed);
+                    // Only this task writes these cells during the sweep (the others only
+                    // read them, as zeros' children): no read-modify-write.
+                    let c = &self.cells[base + slot];
+                    c.store(c.load(Ordering::Relaxed) | J, Ordering::Relaxed);
                     seeded += u64::from(s > 0);
                 }
             }
