@@ -439,6 +439,15 @@ impl Ctx<'_> {
         words[i / 64].fetch_or(1 << (i % 64), Ordering::Relaxed);
     }
 
+    /// Sets `J` in cell `i` during a sweep of the local check, where only the task that
+    /// sweeps `i` writes its cell (others may read it, as a zero's child): a load and a
+    /// store, no read-modify-write.
+    #[inline(always)]
+    fn flag_exit(&self, i: usize) {
+        let c = &self.cells[i];
+        c.store(c.load(Ordering::Relaxed) | J, Ordering::Relaxed);
+    }
+
     /// The cells of `start..start + len` encoded ([`encode_cells`]).
     fn encode(&self, start: usize, len: usize) -> u64 {
         encode_cells(
@@ -483,12 +492,10 @@ impl Ctx<'_> {
                 ge |= u64::from(v >= s) << slot;
                 gt |= u64::from(v > s) << slot;
             }
-            // Only this task writes these cells during the sweep: no read-modify-write.
             let mut left = ge;
             while left != 0 {
-                let c = &self.cells[base + left.trailing_zeros() as usize];
+                self.flag_exit(base + left.trailing_zeros() as usize);
                 left &= left - 1;
-                c.store(c.load(Ordering::Relaxed) | J, Ordering::Relaxed);
             }
             if gt != 0 {
                 self.failed[base / 64].fetch_or(gt << (base % 64), Ordering::Relaxed);
@@ -589,10 +596,7 @@ impl Ctx<'_> {
             for (slot, &(s, gt, exit, inner)) in st.iter().enumerate().take(m) {
                 fail |= u64::from(gt || (s == 0 && !(exit || inner))) << slot;
                 if s == 0 || exit {
-                    // Only this task writes these cells during the sweep (the others only
-                    // read them, as zeros' children): no read-modify-write.
-                    let c = &self.cells[base + slot];
-                    c.store(c.load(Ordering::Relaxed) | J, Ordering::Relaxed);
+                    self.flag_exit(base + slot);
                     seeded += u64::from(s > 0);
                 }
             }
