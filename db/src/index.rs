@@ -280,7 +280,7 @@ fn divmod(q: u64, d: u64) -> (u64, u64) {
 /// The rank of the packed board `$x` in the index `$index` (see
 /// [`TierIndex::rank_unchecked`]). A macro, not a function: `rank_unchecked` must stay one
 /// function body for the compiler's inlining choices in the solver's hot loops, and
-/// `TierIndex::rank_outlined` needs the same code. It repeats the arithmetic of
+/// `TierIndex::rank_whole` needs the same code over a board loaded whole. It repeats the arithmetic of
 /// `mover_rank` and `opponent_rank` rather than calling them: built from those two helpers
 /// (both `#[inline(always)]`), generation's propagation of tier 22 took 2 % longer, in each
 /// of four alternated pairs.
@@ -375,11 +375,11 @@ impl TierIndex {
         rank_packed!(self, p.packed())
     }
 
-    /// The rank of the packed board `x`, out of line, the board passed whole in registers:
-    /// see [`crate::retro::rank_of_child`].
-    #[inline(never)]
-    pub(crate) fn rank_outlined(&self, x: u128) -> u64 {
-        rank_packed!(self, x)
+    /// The rank of `p` loaded whole ([`Position::packed_whole`]): see
+    /// [`crate::retro::rank_of_child`].
+    #[inline]
+    pub(crate) fn rank_whole(&self, p: &Position) -> u64 {
+        rank_packed!(self, p.packed_whole())
     }
 
     /// The rank of the packed board `x` of this tier in three parts, `(ra, nb, base)` with

@@ -88,7 +88,7 @@ impl Position {
     /// stores that wrote the position. The core cannot forward such a load from the stores,
     /// so it waits until they reach the cache. Loaded as two whole words, the board is
     /// forwarded (deep verification of tier 22: 3 % faster, docs/BENCHMARKS.md).
-    /// [`crate::retro::rank_of_child`] avoids the same wait by passing the board out of line.
+    /// [`crate::retro::rank_of_child`] ranks through it.
     #[inline(always)]
     pub(crate) fn packed_whole(&self) -> u128 {
         let x = self.0;

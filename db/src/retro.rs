@@ -28,12 +28,12 @@ use crate::position::Position;
 /// [`TierIndex::rank_unchecked`], checked in debug builds only; otherwise the result is
 /// meaningless), for a position just stored to memory, such as a move's child.
 ///
-/// It returns the same value as [`TierIndex::rank_unchecked`], computed out of line from the
-/// board passed whole in registers: a rank through the reference reads the board with narrow
-/// loads, and the one of houses 6..=9 spans the two 8-byte stores that wrote it, so it
-/// cannot be forwarded from them and waits.
+/// It returns the same value as [`TierIndex::rank_unchecked`], from the board loaded as its
+/// two 8-byte words: a rank through the reference lets the compiler read the board with
+/// narrow loads, and the one of houses 6..=9 spans the two 8-byte stores that wrote it, so
+/// it cannot be forwarded from them and waits.
 #[inline]
 pub fn rank_of_child(index: &TierIndex, p: &Position) -> u64 {
     debug_assert!(p.seeds() == index.tier() && index.kind().holds(p));
-    index.rank_outlined(p.packed())
+    index.rank_whole(p)
 }
