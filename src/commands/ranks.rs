@@ -21,7 +21,9 @@ use oware_solver::distributed::Comm;
 ///   peak memory (unless `quiet`). An error ends the whole job, since the other ranks may
 ///   wait for this one forever: a held lock is told by rank 0 alone (exit status 2), a
 ///   rank that stops because another failed says nothing (that one tells why), any other
-///   error is printed with its rank.
+///   error is printed with its rank. A rank that says nothing leaves the ending of the job
+///   to the rank that tells (waiting up to a minute), so that the job never ends before
+///   the reason is printed.
 ///
 /// # Errors
 /// This binary lacks MPI but was started as one of several processes by `mpirun`; the
@@ -64,14 +66,16 @@ fn run_mpi(
         Err(e) => {
             if let Some(lock) = e.downcast_ref::<LockError>() {
                 // Every rank learns it together; rank 0 tells.
-                if comm.rank() == 0 {
-                    eprintln!("error: {lock}");
-                }
-                comm.abort(if matches!(lock, LockError::Held { .. }) {
+                let code = if matches!(lock, LockError::Held { .. }) {
                     2
                 } else {
                     1
-                })
+                };
+                if comm.rank() != 0 {
+                    await_abort(&comm, code)
+                }
+                eprintln!("error: {lock}");
+                comm.abort(code)
             }
             let stopped_by_another = match (
                 e.downcast_ref::<GenerateError>(),
@@ -86,12 +90,27 @@ fn run_mpi(
             };
             if stopped_by_another {
                 // The rank that failed tells why; every rank stopped with it.
-                comm.abort(1)
+                await_abort(&comm, 1)
             }
             eprintln!("error: rank {}: {e:#}", comm.rank());
             comm.abort(1)
         }
     }
+}
+
+/// Seconds a rank that does not tell the job's error waits for the rank that does to end
+/// the job, before it ends the job itself.
+#[cfg(feature = "mpi")]
+const TELLER_WAIT_SECS: u64 = 60;
+
+/// Ends the job with `code` from a rank that does not tell why: first waits, up to
+/// [`TELLER_WAIT_SECS`], for the rank that tells to print its error and end the job (which
+/// ends this rank too). Ending it at once could kill that rank before it has printed, and the
+/// job would stop without saying why.
+#[cfg(feature = "mpi")]
+fn await_abort(comm: &oware_solver::distributed::MpiComm, code: i32) -> ! {
+    std::thread::sleep(std::time::Duration::from_secs(TELLER_WAIT_SECS));
+    comm.abort(code)
 }
 
 /// The number of processes of the MPI job that started this one, as its launcher tells
