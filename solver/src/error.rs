@@ -44,10 +44,11 @@ impl AllocError {
     /// stopped this one with it, and reports its own error. `None` for this rank's own
     /// failure.
     pub fn failed_rank(&self) -> Option<usize> {
-        self.cause
-            .get_ref()?
+        let cause = self.cause.get_ref()?;
+        cause
             .downcast_ref::<OtherRankFailed>()
             .map(|o| o.rank)
+            .or_else(|| cause.downcast_ref::<OtherRankOutgrew>().map(|o| o.rank))
     }
 }
 
@@ -60,6 +61,18 @@ pub(crate) struct OtherRankFailed {
     pub(crate) rank: usize,
     /// The bytes it asked for.
     pub(crate) asked: u64,
+}
+
+/// The cause of the far-exit lists' [`AllocError`] on a rank whose own lists fit: another
+/// rank's outgrew the room its memory plan leaves them.
+#[derive(Debug, Error)]
+#[error("rank {rank}'s lists took {bytes} bytes, more than its memory plan leaves them")]
+pub(crate) struct OtherRankOutgrew {
+    /// The rank whose lists took the most bytes when they outgrew their room (the lowest,
+    /// if several took as many).
+    pub(crate) rank: usize,
+    /// Those bytes.
+    pub(crate) bytes: u64,
 }
 
 /// A vector of `len` elements made by `f`, on transparent huge pages where the kernel allows

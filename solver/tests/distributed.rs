@@ -223,7 +223,9 @@ fn far_exit_lists_that_outgrow_a_ranks_room_stop_every_rank() {
             "shared {shared}"
         );
 
-        // One byte less: every rank stops, the rank(s) over it with their own figures.
+        // One byte less: every rank stops, the rank(s) over it with their own figures, the
+        // others naming the first of them.
+        let worst = bytes.iter().position(|&b| b == most).unwrap();
         let over = run(&PartitionConfig {
             far_exit_room: most - 1,
             ..listing
@@ -242,7 +244,7 @@ fn far_exit_lists_that_outgrow_a_ranks_room_stop_every_rank() {
             } else {
                 assert!(
                     m.starts_with("tier 10: cannot allocate the far-exit lists")
-                        && m.contains(&format!("another rank's lists took {most} bytes")),
+                        && m.contains(&format!("rank {worst}'s lists took {most} bytes")),
                     "shared {shared}, rank {r}: {m}"
                 );
             }

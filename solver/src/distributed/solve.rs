@@ -371,8 +371,21 @@ pub fn solve_tier_local<'a>(
             far
         }
     };
-    // Every rank stops the tier once one rank's lists outgrow its room: a collective.
-    room.check_ranks(comm.all_reduce_max(room.outgrown_at()))?;
+    // Every rank stops the tier once one rank's lists outgrow its room: collectives, the
+    // most bytes counted, then the lowest rank that counted them.
+    let worst = comm.all_reduce_max(room.outgrown_at());
+    let worst_rank = if worst == 0 {
+        0
+    } else {
+        let rank = comm.rank() as u64;
+        let mark = if room.outgrown_at() == worst {
+            u64::MAX - rank
+        } else {
+            0
+        };
+        (u64::MAX - comm.all_reduce_max(mark)) as usize
+    };
+    room.check_ranks(worst, worst_rank)?;
     stats.far_exits = ctx.far.iter().map(|f| f.len() as u64).sum();
     stats.far_exit_bytes = room.taken();
     stats.init_seconds = t.elapsed().as_secs_f64();

@@ -495,28 +495,34 @@ impl FarRoom {
         }
     }
 
-    /// Over several ranks, once the caller's reduction has given `worst`, the most bytes
-    /// counted when a rank's lists outgrew its room (0 when none did): [`FarRoom::check`] on
-    /// this rank, and where this rank's lists fit but another's did not, the error that
-    /// stops this rank with it.
+    /// Over several ranks, once the caller's reductions have given `worst`, the most bytes
+    /// counted when a rank's lists outgrew its room (0 when none did), and `worst_rank`, the
+    /// lowest rank that counted them: [`FarRoom::check`] on this rank, and where this rank's
+    /// lists fit but another's did not, the error that stops this rank with it, naming that
+    /// rank ([`AllocError::failed_rank`]).
     ///
     /// # Errors
     /// [`AllocError`] for the far-exit lists of this rank or of another.
-    pub(crate) fn check_ranks(&self, worst: u64) -> Result<(), AllocError> {
+    pub(crate) fn check_ranks(&self, worst: u64, worst_rank: usize) -> Result<(), AllocError> {
         self.check()?;
         match worst {
             0 => Ok(()),
             worst => Err(self.error(
                 self.taken(),
-                format!(
-                    "another rank's lists took {worst} bytes, more than its memory plan leaves them"
-                ),
+                crate::error::OtherRankOutgrew {
+                    rank: worst_rank,
+                    bytes: worst,
+                },
             )),
         }
     }
 
     /// The error that stops the tier, `bytes` of lists counted, for `cause`.
-    fn error(&self, bytes: u64, cause: String) -> AllocError {
+    fn error(
+        &self,
+        bytes: u64,
+        cause: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> AllocError {
         AllocError {
             tier: self.n,
             what: "far-exit lists",
