@@ -280,10 +280,10 @@ fn divmod(q: u64, d: u64) -> (u64, u64) {
 /// The rank of the packed board `$x` in the index `$index` (see
 /// [`TierIndex::rank_unchecked`]). A macro, not a function: `rank_unchecked` must stay one
 /// function body for the compiler's inlining choices in the solver's hot loops, and
-/// `TierIndex::rank_whole` needs the same code over a board loaded whole. It repeats the arithmetic of
-/// `mover_rank` and `opponent_rank` rather than calling them: built from those two helpers
-/// (both `#[inline(always)]`), generation's propagation of tier 22 took 2 % longer, in each
-/// of four alternated pairs.
+/// `TierIndex::rank_whole` needs the same code over a board loaded whole. It repeats the
+/// arithmetic of `mover_rank` and `opponent_rank` rather than calling them: built from those
+/// two helpers (both `#[inline(always)]`), generation's propagation of tier 22 took 2 %
+/// longer, in each of four alternated pairs.
 macro_rules! rank_packed {
     ($index:expr, $x:expr) => {{
         let index: &TierIndex = $index;
