@@ -110,3 +110,43 @@ fn of_two_writers_started_together_one_is_refused_or_finds_the_work_done() {
     }
     ok(&["verify", "--dir", d, "-q"]);
 }
+
+#[test]
+fn a_lock_file_that_is_a_link_or_a_fifo_is_refused_and_left_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let victim = tmp.path().join("victim.txt");
+    std::fs::write(&victim, "keep me\n").unwrap();
+    let d = tmp.path().join("t");
+    std::fs::create_dir(&d).unwrap();
+    std::os::unix::fs::symlink(&victim, d.join(".lock")).unwrap();
+    let ds = d.to_str().unwrap();
+    let out = run(&["generate", "--quiet", "--dir", ds, "--max-seeds", "3"]);
+    assert_eq!(out.status.code(), Some(1));
+    let e = text(&out.stderr);
+    assert!(
+        e.contains("/.lock: a symbolic link, not a lock file: remove it") && e.lines().count() == 1,
+        "{e}"
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me\n");
+    assert!(!d.join("tier-00.owt").exists());
+
+    let f = tmp.path().join("f");
+    std::fs::create_dir(&f).unwrap();
+    let fifo = std::ffi::CString::new(f.join(".lock").to_str().unwrap()).unwrap();
+    // SAFETY: `mkfifo` reads the path only.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    let out = run(&[
+        "generate",
+        "--quiet",
+        "--dir",
+        f.to_str().unwrap(),
+        "--max-seeds",
+        "3",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let e = text(&out.stderr);
+    assert!(
+        e.contains("/.lock: not a plain file, so not a lock file: remove it"),
+        "{e}"
+    );
+}

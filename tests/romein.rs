@@ -434,3 +434,98 @@ fn an_export_keeps_what_it_wrote_before_from_the_same_tables() {
     // The directory written is a table directory, recorded.
     ok(&["verify", "--dir", s(&files)]);
 }
+
+#[cfg(unix)]
+#[test]
+fn a_directory_is_never_exported_or_imported_into_itself() {
+    let tmp = tempfile::tempdir().unwrap();
+    let awari = tmp.path().join("awari");
+    generate(&awari, "awari", 6);
+    let manifest = std::fs::read(awari.join("manifest.json")).unwrap();
+    // The same directory under another name: a link and a `..` path.
+    let link = tmp.path().join("link");
+    std::os::unix::fs::symlink(&awari, &link).unwrap();
+    let dotted = awari.join("..").join("awari");
+    for out in [&awari, &link, &dotted] {
+        let o = run(&[
+            "export",
+            "--format",
+            "romein",
+            "--dir",
+            s(&awari),
+            "--out",
+            s(out),
+        ]);
+        assert_eq!(o.status.code(), Some(1));
+        assert_eq!(
+            text(&o.stderr),
+            "error: --out must be another directory than --dir\n"
+        );
+    }
+    assert_eq!(
+        std::fs::read(awari.join("manifest.json")).unwrap(),
+        manifest
+    );
+    assert!(!awari.join("scores.6").exists());
+
+    let files = tmp.path().join("files");
+    ok(&[
+        "export",
+        "--format",
+        "romein",
+        "--dir",
+        s(&awari),
+        "--out",
+        s(&files),
+    ]);
+    let before = std::fs::read(files.join("manifest.json")).unwrap();
+    let e = failed_import(&files, &files);
+    assert_eq!(e, "error: --dir must be another directory than --from\n");
+    assert_eq!(std::fs::read(files.join("manifest.json")).unwrap(), before);
+    assert!(!files.join("tier-06.owt").exists());
+}
+
+#[test]
+fn an_export_or_recompress_of_nothing_names_it_and_creates_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (missing, empty) = (tmp.path().join("missing"), tmp.path().join("empty"));
+    std::fs::create_dir(&empty).unwrap();
+    let out = tmp.path().join("out");
+    let export = |dir: &Path| {
+        run(&[
+            "export",
+            "--format",
+            "romein",
+            "--dir",
+            s(dir),
+            "--out",
+            s(&out),
+        ])
+    };
+    let o = export(&missing);
+    assert_eq!(
+        text(&o.stderr),
+        format!(
+            "error: {}: No such file or directory (os error 2)\n",
+            missing.display()
+        )
+    );
+    let o = export(&empty);
+    assert_eq!(
+        text(&o.stderr),
+        format!("error: no tables to export in {}\n", empty.display())
+    );
+    let recompress = |dir: &Path| run(&["recompress", "--dir", s(dir), "--out", s(&out)]);
+    let o = recompress(&missing);
+    assert_eq!(
+        text(&o.stderr),
+        format!(
+            "error: {}: No such file or directory (os error 2)\n",
+            missing.display()
+        )
+    );
+    let o = recompress(&empty);
+    assert!(!o.status.success());
+    assert!(text(&o.stderr).starts_with("error: no tiers to rewrite"));
+    assert!(!out.exists(), "the output directory was created");
+}

@@ -191,6 +191,37 @@ pub fn open_tablebase(
     tb.with_context(|| format!("opening the tables in {}", dir.display()))
 }
 
+/// Refuses an input directory `dir` that does not exist or is not a directory, with the
+/// operating system's error where there is one.
+///
+/// # Errors
+/// `dir` cannot be read or is not a directory.
+pub fn existing_dir(dir: &Path) -> anyhow::Result<()> {
+    let meta = std::fs::metadata(dir).with_context(|| dir.display().to_string())?;
+    if !meta.is_dir() {
+        anyhow::bail!("{}: not a directory", dir.display());
+    }
+    Ok(())
+}
+
+/// Refuses an output directory `out` (already created) that is the input directory `input`,
+/// whatever the paths that name them (links, `..`, relative or absolute): writing one into
+/// itself would replace the records of what it holds. `flags` names the two options, as
+/// `"--out"` and `"--dir"`.
+///
+/// # Errors
+/// Either directory cannot be read, or they are the same.
+pub fn refuse_same_dir(input: &Path, out: &Path, flags: (&str, &str)) -> anyhow::Result<()> {
+    let canonical = |d: &Path| {
+        d.canonicalize()
+            .with_context(|| format!("reading the directory {}", d.display()))
+    };
+    if canonical(input)? == canonical(out)? {
+        anyhow::bail!("{} must be another directory than {}", flags.0, flags.1);
+    }
+    Ok(())
+}
+
 /// Refuses tier `n` unless the filesystem of `dir` has `needed` bytes free (when it can
 /// tell), before anything is written for it.
 ///

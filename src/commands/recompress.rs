@@ -56,31 +56,30 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Before any thread starts: an interrupt removes the partial files written.
     crate::signals::clean_up_on_signals();
     crate::commands::common::start_workers(None)?;
+    // Nothing is created for a source that has nothing to rewrite.
+    crate::commands::common::existing_dir(&args.dir)?;
+    let source = Manifest::load(&args.dir)?;
+    let tiers = tiers_to_rewrite(&args, source.as_ref())?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
-    let canonical = |d: &PathBuf| {
-        d.canonicalize()
-            .with_context(|| format!("reading the directory {}", d.display()))
-    };
-    if canonical(&args.dir)? == canonical(&args.out)? {
-        bail!("--out must be another directory than --dir");
-    }
+    crate::commands::common::refuse_same_dir(&args.dir, &args.out, ("--out", "--dir"))?;
     // The destination is written under its lock; what a dead writer left there goes first,
     // and what this run leaves on an error goes too.
     let lock = TableDir::new(&args.out, crate::signals::cancel()).lock()?;
     lock.remove_temporaries();
-    let result = rewrite(&args);
+    let result = rewrite(&args, source.as_ref(), tiers);
     if result.is_err() {
         lock.remove_temporaries();
     }
     result
 }
 
-/// The work of [`run`], under the destination's lock.
-fn rewrite(args: &Args) -> anyhow::Result<ExitCode> {
-    let source = Manifest::load(&args.dir)?;
+/// The tiers `args` asks to rewrite of the source directory, whose manifest is `source`.
+///
+/// # Errors
+/// There are none: no manifest and no `--tiers`.
+fn tiers_to_rewrite(args: &Args, source: Option<&Manifest>) -> anyhow::Result<Vec<u8>> {
     let recorded: Vec<u8> = source
-        .as_ref()
         .map(|m| m.tiers.keys().copied().collect())
         .unwrap_or_default();
     let tiers: Vec<u8> = match &args.tiers {
@@ -101,6 +100,12 @@ fn rewrite(args: &Args) -> anyhow::Result<ExitCode> {
             args.dir.display()
         );
     }
+    Ok(tiers)
+}
+
+/// The work of [`run`], under the destination's lock: rewrites `tiers` of the source
+/// directory, whose manifest is `source`.
+fn rewrite(args: &Args, source: Option<&Manifest>, tiers: Vec<u8>) -> anyhow::Result<ExitCode> {
     let opts = WriteOptions {
         block_entries: args.block_entries,
         level: args.level,
@@ -110,7 +115,7 @@ fn rewrite(args: &Args) -> anyhow::Result<ExitCode> {
     };
     let mut manifest = Manifest::load(&args.out)?;
     for n in tiers {
-        let path = tier_path(&args.dir, source.as_ref(), n);
+        let path = tier_path(&args.dir, source, n);
         let t0 = Instant::now();
         let table = Table::open(&path)?;
         let rules = table.rules();
@@ -129,7 +134,6 @@ fn rewrite(args: &Args) -> anyhow::Result<ExitCode> {
         // The new table may take up to one byte per position, plus its blocks' overhead.
         let blocks = table.len().div_ceil(u64::from(opts.block_entries.max(1)));
         let distance = source
-            .as_ref()
             .and_then(|s| s.tiers.get(&n))
             .and_then(|e| e.distance.clone());
         let needed =
@@ -150,7 +154,6 @@ fn rewrite(args: &Args) -> anyhow::Result<ExitCode> {
             DEFAULT_BATCH_BLOCKS,
         )?;
         let stats = source
-            .as_ref()
             .and_then(|s| s.tiers.get(&n))
             .and_then(|e| e.stats.clone());
         // The distance table (zstd whatever the scores' compression) is copied as it is.

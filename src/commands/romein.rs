@@ -147,16 +147,7 @@ pub fn run_export(args: ExportArgs) -> anyhow::Result<ExitCode> {
     crate::signals::clean_up_on_signals();
     crate::commands::common::start_workers(None)?;
     let opening = || format!("opening the tables in {}", args.dir.display());
-    let manifest = Manifest::load(&args.dir).with_context(opening)?;
-    let rules = resolve_rules(&args.dir, manifest.as_ref(), None).with_context(opening)?;
-    if rules != Rules::AWARI && !args.force {
-        bail!(
-            "{} holds tables under rules `{rules}`; the Romein-Bal databases are under `awari`, \
-             and their readers would take these scores for awari scores (--force exports them \
-             anyway)",
-            args.dir.display()
-        );
-    }
+    crate::commands::common::existing_dir(&args.dir)?;
     let present = tiers_present(&args.dir);
     let tiers: Vec<u8> = match &args.tiers {
         None => present
@@ -170,8 +161,19 @@ pub fn run_export(args: ExportArgs) -> anyhow::Result<ExitCode> {
     if tiers.is_empty() {
         bail!("no tables to export in {}", args.dir.display());
     }
+    let manifest = Manifest::load(&args.dir).with_context(opening)?;
+    let rules = resolve_rules(&args.dir, manifest.as_ref(), None).with_context(opening)?;
+    if rules != Rules::AWARI && !args.force {
+        bail!(
+            "{} holds tables under rules `{rules}`; the Romein-Bal databases are under `awari`, \
+             and their readers would take these scores for awari scores (--force exports them \
+             anyway)",
+            args.dir.display()
+        );
+    }
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
+    crate::commands::common::refuse_same_dir(&args.dir, &args.out, ("--out", "--dir"))?;
     let lock = TableDir::new(&args.out, crate::signals::cancel()).lock()?;
     lock.remove_temporaries();
     // The files written are recorded in a manifest beside them, each with the checksum of
@@ -281,6 +283,7 @@ pub fn run_import(args: ImportArgs) -> anyhow::Result<ExitCode> {
     }
     std::fs::create_dir_all(&args.dir)
         .with_context(|| format!("creating {}", args.dir.display()))?;
+    crate::commands::common::refuse_same_dir(&args.from, &args.dir, ("--dir", "--from"))?;
     let lock = TableDir::new(&args.dir, crate::signals::cancel()).lock()?;
     lock.remove_temporaries();
     let result = import(&args, &tiers);

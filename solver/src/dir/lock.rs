@@ -41,6 +41,14 @@ pub enum LockError {
     },
 }
 
+/// Whether `e` is the error of an open with `O_NOFOLLOW` that met a symbolic link.
+fn followed_a_link(e: &io::Error) -> bool {
+    #[cfg(unix)]
+    return e.raw_os_error() == Some(libc::ELOOP);
+    #[cfg(not(unix))]
+    return false;
+}
+
 fn holder(pid: Option<u32>) -> String {
     pid.map_or_else(|| "another process".to_string(), |p| format!("process {p}"))
 }
@@ -68,13 +76,36 @@ impl DirLock {
             path: path.clone(),
             source,
         };
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(io)?;
+        // Not followed if it is a link, nor taken if it is not a plain file: the lock file is
+        // emptied and written, and must not be some other file of the system.
+        let not_plain = |what: &str| {
+            io(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{what}: remove it"),
+            ))
+        };
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(not_plain("a symbolic link, not a lock file"));
+        }
+        let mut options = OpenOptions::new();
+        options.read(true).write(true).create(true).truncate(false);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            // A link made since the look above fails the open rather than be followed; a
+            // FIFO opens without waiting for a writer.
+            options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+        }
+        let mut file = options.open(&path).map_err(|e| {
+            if followed_a_link(&e) {
+                not_plain("a symbolic link, not a lock file")
+            } else {
+                io(e)
+            }
+        })?;
+        if !file.metadata().map_err(io)?.is_file() {
+            return Err(not_plain("not a plain file, so not a lock file"));
+        }
         match try_lock(&file) {
             Ok(true) => {}
             Ok(false) => {
