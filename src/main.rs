@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod commands;
+mod output;
 mod signals;
 
 /// Exact endgame databases for Oware (Awari, Abapa).
@@ -64,7 +65,7 @@ fn main() -> ExitCode {
             }
         }
         Err(e) => {
-            eprintln!("error: {}", commands::common::error_message(&e));
+            crate::output::errln!("error: {}", commands::common::error_message(&e));
             // Another writer holds the directory: refused, as a usage error is.
             if matches!(
                 e.downcast_ref::<oware_solver::LockError>(),

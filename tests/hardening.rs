@@ -805,3 +805,43 @@ fn a_mixed_compression_hint_can_be_followed() {
     ]);
     assert!(o.status.success(), "{}", text(&o.stderr));
 }
+
+/// A standard output or error that cannot be written (`/dev/full`: a full disk) is an error
+/// of one line, never a panic; a full standard error does not stop a run.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_standard_output_is_an_error_and_a_full_standard_error_is_ignored() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), "abapa", 6);
+    let d = tmp.path().to_str().unwrap();
+    let full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+    };
+    for args in [
+        vec!["info", "--dir", d],
+        vec!["info", "--json", "--dir", d],
+        vec!["verify", "--dir", d],
+        vec!["verify", "--deep", "--dir", d],
+        vec!["verify", "--start", "--seeds-per-house", "1", "--dir", d],
+        vec!["probe", "--json", "--dir", d, "1 0 0 0 0 0 0 0 0 0 0 1"],
+    ] {
+        let o = support::oware()
+            .args(&args)
+            .stdout(full())
+            .output()
+            .unwrap();
+        let line = one_error(&o, 1);
+        assert!(line.contains("No space left on device"), "{args:?}: {line}");
+    }
+    let g = tmp.path().join("g");
+    let o = support::oware()
+        .args(["generate", "--max-seeds", "6", "--dir", g.to_str().unwrap()])
+        .stderr(full())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{:?}", o.status);
+    assert!(support::tables(&g) == support::tables(tmp.path()));
+}

@@ -175,7 +175,7 @@ fn finish(
             .iter()
             .filter(|r| matches!(r, TierReport::Solved { .. }))
             .count();
-        eprintln!(
+        crate::output::errln!(
             "{} tiers 0..={} under {} in {} ({} solved, {} kept) in {:.2} s",
             reports.len(),
             args.max_seeds,

@@ -259,34 +259,44 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "file_size": total_size,
             "tiers": infos.iter().map(|i| i.row.clone()).collect::<Vec<_>>(),
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        crate::output::outln!("{}", serde_json::to_string_pretty(&v)?)?;
     } else {
-        println!("directory  {}", args.dir.display());
-        println!("rules      {}", rules.as_deref().unwrap_or("(no tables)"));
+        crate::output::outln!("directory  {}", args.dir.display())?;
+        crate::output::outln!("rules      {}", rules.as_deref().unwrap_or("(no tables)"))?;
         match &manifest {
-            Some(m) => println!("manifest   format {}, index {}", m.format, m.index.name()),
-            None => println!("manifest   none"),
+            Some(m) => {
+                crate::output::outln!("manifest   format {}, index {}", m.format, m.index.name())?
+            }
+            None => crate::output::outln!("manifest   none")?,
         }
         if romein {
-            println!("files      Romein-Bal scores.N, one byte per position, read as they are");
+            crate::output::outln!(
+                "files      Romein-Bal scores.N, one byte per position, read as they are"
+            )?;
         }
-        println!(
+        crate::output::outln!(
             "tiers      {} ({} positions, {} bytes)",
             infos.len(),
             total_entries,
             total_size
-        );
-        println!(
+        )?;
+        crate::output::outln!(
             "{:>4}  {:>14}  {:>14}  {:>8}  {:>6}  {:>7}  {:>5}  checksum",
-            "tier", "entries", "bytes", "bits/pos", "block", "codec", "level"
-        );
+            "tier",
+            "entries",
+            "bytes",
+            "bits/pos",
+            "block",
+            "codec",
+            "level"
+        )?;
         for i in &infos {
             let r = &i.row;
             if let Some(e) = r["error"].as_str() {
-                println!("{:>4}  error: {e}", i.tier);
+                crate::output::outln!("{:>4}  error: {e}", i.tier)?;
                 continue;
             }
-            println!(
+            crate::output::outln!(
                 "{:>4}  {:>14}  {:>14}  {:>8.3}  {:>6}  {:>7}  {:>5}  {}",
                 i.tier,
                 r["entries"].as_u64().unwrap_or(0),
@@ -296,35 +306,38 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 r["compression"].as_str().unwrap_or(""),
                 r["compression_level"].as_i64().unwrap_or(0),
                 r["checksum_state"].as_str().unwrap_or("")
-            );
+            )?;
         }
         let distances: Vec<(u8, &Value)> = infos
             .iter()
             .filter_map(|i| i.row.get("distances").map(|d| (i.tier, d)))
             .collect();
         if distances.is_empty() && romein {
-            println!("distances  none (Romein-Bal files hold scores only)");
+            crate::output::outln!("distances  none (Romein-Bal files hold scores only)")?;
         } else if distances.is_empty() {
-            println!("distances  none (generated with --no-distance)");
+            crate::output::outln!("distances  none (generated with --no-distance)")?;
         } else {
             let bytes: u64 = distances
                 .iter()
                 .filter_map(|(_, d)| d["file_size"].as_u64())
                 .sum();
-            println!(
+            crate::output::outln!(
                 "distances  {} tables ({bytes} bytes): plies to the next capture or end",
                 distances.len()
-            );
-            println!(
+            )?;
+            crate::output::outln!(
                 "{:>4}  {:>14}  {:>8}  {:>7}  checksum",
-                "tier", "bytes", "bits/pos", "longest"
-            );
+                "tier",
+                "bytes",
+                "bits/pos",
+                "longest"
+            )?;
             for (n, d) in distances {
                 if let Some(e) = d["error"].as_str() {
-                    println!("{n:>4}  distance table error: {e}");
+                    crate::output::outln!("{n:>4}  distance table error: {e}")?;
                     continue;
                 }
-                println!(
+                crate::output::outln!(
                     "{n:>4}  {:>14}  {:>8.3}  {:>7}  {}",
                     d["file_size"].as_u64().unwrap_or(0),
                     d["bits_per_position"].as_f64().unwrap_or(0.0),
@@ -332,7 +345,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                         .as_u64()
                         .map_or_else(|| "-".into(), |m| m.to_string()),
                     d["checksum_state"].as_str().unwrap_or("")
-                );
+                )?;
             }
         }
         for i in &infos {
@@ -341,7 +354,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 .and_then(|m| m.tiers.get(&i.tier))
                 .and_then(|e| e.stats.as_ref())
             {
-                println!("tier {:>2}: {}", i.tier, stats_line(s));
+                crate::output::outln!("tier {:>2}: {}", i.tier, stats_line(s))?;
             }
         }
     }

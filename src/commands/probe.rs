@@ -68,7 +68,7 @@ fn parse_plies(s: &str) -> Result<usize, String> {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let result = probe(&args);
     if let (true, Err(e)) = (args.json, &result) {
-        println!("{}", json_error(e));
+        crate::output::outln!("{}", json_error(e))?;
     }
     result
 }
@@ -357,7 +357,7 @@ fn batch(tb: &Tablebase, json: bool) -> anyhow::Result<ExitCode> {
     }
     out.flush()?;
     if failed > 0 {
-        eprintln!("{failed} of {line_no} lines failed");
+        crate::output::errln!("{failed} of {line_no} lines failed");
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)

@@ -87,7 +87,7 @@ impl Bars {
             View::Quiet => {}
             View::Log => {
                 if let Some(line) = log {
-                    eprintln!("tier {tier:2}: {line}");
+                    crate::output::errln!("tier {tier:2}: {line}");
                 }
             }
             View::Bars { tier: bar, .. } => {
@@ -109,7 +109,7 @@ impl Bars {
         let (tier, _) = self.current();
         match &self.view {
             View::Quiet => {}
-            View::Log => eprintln!("tier {tier:2}: {name} ({total} positions)"),
+            View::Log => crate::output::errln!("tier {tier:2}: {name} ({total} positions)"),
             View::Bars { tier: bar, .. } => {
                 bar.set_message(name.to_string());
                 bar.set_length(total);
@@ -124,7 +124,7 @@ impl Bars {
     pub fn task(&self, prefix: &str, name: &str, total: u64, log: &str) {
         match &self.view {
             View::Quiet => {}
-            View::Log => eprintln!("{log}"),
+            View::Log => crate::output::errln!("{log}"),
             View::Bars { tier: bar, .. } => {
                 bar.set_prefix(prefix.to_string());
                 bar.set_message(name.to_string());
@@ -153,7 +153,7 @@ impl Bars {
     pub fn log(&self, line: &str) {
         match &self.view {
             View::Quiet => {}
-            View::Log => eprintln!("{line}"),
+            View::Log => crate::output::errln!("{line}"),
             View::Bars { tier, .. } => tier.println(line),
         }
     }

@@ -59,7 +59,7 @@ fn run_mpi(
         Ok(code) => {
             let peaks = super::progress::rank_peaks(&comm);
             if let Some(peaks) = peaks.filter(|_| !quiet) {
-                eprintln!("{peaks}");
+                crate::output::errln!("{peaks}");
             }
             Ok(code)
         }
@@ -74,7 +74,7 @@ fn run_mpi(
                 if comm.rank() != 0 {
                     await_abort(&comm, code)
                 }
-                eprintln!("error: {lock}");
+                crate::output::errln!("error: {lock}");
                 comm.abort(code)
             }
             let stopped_by_another = match (
@@ -92,7 +92,7 @@ fn run_mpi(
                 // The rank that failed tells why; every rank stopped with it.
                 await_abort(&comm, 1)
             }
-            eprintln!("error: rank {}: {e:#}", comm.rank());
+            crate::output::errln!("error: rank {}: {e:#}", comm.rank());
             comm.abort(1)
         }
     }

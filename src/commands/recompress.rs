@@ -176,7 +176,7 @@ fn rewrite(args: &Args, source: Option<&Manifest>, tiers: Vec<u8>) -> anyhow::Re
         );
         m.save(&args.out)?;
         drop(writing);
-        println!(
+        crate::output::outln!(
             "tier {n}: {} entries; {} {:.3} -> {} {:.3} bits/position; read {read:.2} s, \
              written {:.2} s",
             table.len(),
@@ -185,7 +185,7 @@ fn rewrite(args: &Args, source: Option<&Manifest>, tiers: Vec<u8>) -> anyhow::Re
             args.compression,
             w.file_size as f64 * 8.0 / table.len().max(1) as f64,
             t1.elapsed().as_secs_f64()
-        );
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -107,14 +107,18 @@ fn ranges(n: u8, size: u64, overhead: u64, what: &str) -> anyhow::Result<u64> {
 }
 
 /// Says, for a tier read in more than one range, how many.
-fn say_ranges(n: u8, size: u64, range: u64) {
+///
+/// # Errors
+/// Standard output cannot be written.
+fn say_ranges(n: u8, size: u64, range: u64) -> std::io::Result<()> {
     let count = size.div_ceil(range.max(1));
     if count > 1 {
-        println!(
+        crate::output::outln!(
             "tier {n}: {count} ranges of {} positions, each from a full read of the source",
             range.max(1)
-        );
+        )?;
     }
+    Ok(())
 }
 
 /// Whether tier `n` of `dir` is imported already: the manifest records it, and its table
@@ -210,10 +214,10 @@ pub fn run_export(args: ExportArgs) -> anyhow::Result<ExitCode> {
             .and_then(|m| m.tiers.get(&n))
             .is_some_and(|e| exported_before(&file, n, e, &source))
         {
-            println!(
+            crate::output::outln!(
                 "tier {n}: kept ({} was exported from this table before and is unchanged)",
                 file.display()
-            );
+            )?;
             kept += 1;
             continue;
         }
@@ -221,7 +225,7 @@ pub fn run_export(args: ExportArgs) -> anyhow::Result<ExitCode> {
         // One range of the file and one chunk of decoded scores.
         let overhead = oware_solver::export_overhead(n);
         let range = ranges(n, size, overhead, "export")?;
-        say_ranges(n, size, range);
+        say_ranges(n, size, range)?;
         let dir = TableDir::new(&args.out, crate::signals::cancel());
         let checksum = oware_solver::export_romein(&dir, &table, &file, range)
             .with_context(|| format!("writing {}", file.display()))?;
@@ -242,14 +246,14 @@ pub fn run_export(args: ExportArgs) -> anyhow::Result<ExitCode> {
             let _writing = lock.writing();
             m.save(&args.out)?;
         }
-        println!(
+        crate::output::outln!(
             "tier {n}: {} ({size} bytes) in {:.2} s",
             file.display(),
             t0.elapsed().as_secs_f64()
-        );
+        )?;
     }
     if kept > 0 {
-        println!("{kept} tiers kept from before");
+        crate::output::outln!("{kept} tiers kept from before")?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -332,14 +336,14 @@ fn import(args: &ImportArgs, tiers: &[u8]) -> anyhow::Result<ExitCode> {
     }
     let opts = WriteOptions::default();
     let positions: u64 = tiers.iter().map(|&n| RomeinOrder::new(n).size()).sum();
-    println!(
+    crate::output::outln!(
         "importing tiers {} of {}: {positions} positions ({} of files); the tables will take \
          about {} at {PROJECTED_BITS} bits per position",
         super::common::tier_ranges(tiers),
         args.from.display(),
         oware_solver::memory::human_bytes(positions),
         oware_solver::memory::human_bytes((positions as f64 * PROJECTED_BITS / 8.0) as u64)
-    );
+    )?;
     let mut kept = Vec::new();
     for &n in tiers {
         let t0 = Instant::now();
@@ -347,10 +351,10 @@ fn import(args: &ImportArgs, tiers: &[u8]) -> anyhow::Result<ExitCode> {
         // is kept; any other (never written, or cut short before its manifest entry) is
         // written again.
         if tier_is_complete(&args.dir, &manifest, &rules, n) {
-            println!(
+            crate::output::outln!(
                 "tier {n}: kept ({} is recorded in the manifest and its checksum verifies)",
                 args.dir.join(&manifest.tiers[&n].file).display()
-            );
+            )?;
             kept.push(n);
             continue;
         }
@@ -373,7 +377,7 @@ fn import(args: &ImportArgs, tiers: &[u8]) -> anyhow::Result<ExitCode> {
         // One range of scores and its encoded blocks (at most as large).
         let be = u64::from(opts.block_entries.max(1));
         let range = (ranges(n, size, 0, "import")? / be).max(1) * be;
-        say_ranges(n, size, range);
+        say_ranges(n, size, range)?;
         let writing = crate::signals::cancel().writing();
         let w = oware_solver::import_romein(
             &TableDir::new(&args.dir, crate::signals::cancel()),
@@ -397,24 +401,24 @@ fn import(args: &ImportArgs, tiers: &[u8]) -> anyhow::Result<ExitCode> {
         );
         manifest.save(&args.dir)?;
         drop(writing);
-        println!(
+        crate::output::outln!(
             "tier {n}: {} -> {} ({} bytes) in {:.2} s",
             file.display(),
             args.dir.join(&w.file).display(),
             w.file_size,
             t0.elapsed().as_secs_f64()
-        );
+        )?;
     }
     let before = if kept.is_empty() {
         String::new()
     } else {
         format!(" ({} kept from before)", kept.len())
     };
-    println!(
+    crate::output::outln!(
         "imported {} tiers{before} under rules {rules}; `oware verify --deep --dir {}` \
          re-proves them",
         tiers.len(),
         args.dir.display()
-    );
+    )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -155,12 +155,12 @@ async fn serve(args: Args, oracle: Arc<Oracle>) -> anyhow::Result<()> {
     let url = format!("http://{addr}/");
     let tiers = oracle.tiers();
     let cap = connection_cap(tiers.len());
-    println!(
+    crate::output::outln!(
         "oware serve: {url} (tables in {}, rules {}, {}); Ctrl-C stops",
         args.dir.display(),
         oracle.rules(),
         api::tiers_text(&tiers)
-    );
+    )?;
     if args.open {
         open_browser(&url);
     }
@@ -200,7 +200,7 @@ async fn serve(args: Args, oracle: Arc<Oracle>) -> anyhow::Result<()> {
     })
     .await;
     connections.abort_all();
-    println!("oware serve: stopped");
+    crate::output::outln!("oware serve: stopped")?;
     Ok(())
 }
 
@@ -281,6 +281,8 @@ fn open_browser(url: &str) {
         .stderr(std::process::Stdio::null())
         .spawn();
     if let Err(e) = started {
-        eprintln!("oware serve: cannot run {opener} to open {url}: {e}; open it by hand");
+        crate::output::errln!(
+            "oware serve: cannot run {opener} to open {url}: {e}; open it by hand"
+        );
     }
 }

@@ -107,17 +107,17 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             "failed": failed,
             "tiers": rows,
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        crate::output::outln!("{}", serde_json::to_string_pretty(&v)?)?;
     } else {
-        println!("directory {}, rules {rules}", dir.display());
+        crate::output::outln!("directory {}, rules {rules}", dir.display())?;
         if no_manifest {
-            println!("FAILED: no manifest.json in {}", dir.display());
+            crate::output::outln!("FAILED: no manifest.json in {}", dir.display())?;
         }
         if checked.is_empty() {
-            println!("FAILED: no tables in {}", dir.display());
+            crate::output::outln!("FAILED: no tables in {}", dir.display())?;
         }
         for c in &checked {
-            println!("{}", line(c));
+            crate::output::outln!("{}", line(c))?;
         }
         let bytes: u64 = checked
             .iter()
@@ -125,14 +125,14 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             .map(|g| g.table.file_size())
             .sum();
         if ok {
-            println!(
+            crate::output::outln!(
                 "all {} tiers 0..={} OK ({bytes} bytes hashed in {:.2} s)",
                 checked.len(),
                 checked.len() - 1,
                 t0.elapsed().as_secs_f64()
-            );
+            )?;
         } else {
-            println!("{failed} of {} tiers FAILED", checked.len());
+            crate::output::outln!("{failed} of {} tiers FAILED", checked.len())?;
         }
     }
     Ok(if ok {

@@ -170,12 +170,26 @@ struct View<'a> {
     range: RangeInclusive<u8>,
     /// The line of the current tier's distance table, printed after the tier's.
     pending: std::sync::Mutex<Option<String>>,
+    /// The first write to standard output that failed, returned once the verification ends.
+    failed: std::sync::Mutex<Option<std::io::Error>>,
 }
 
 impl View<'_> {
     fn out(&self, s: String) {
         if self.print {
-            self.bars.suspend(|| println!("{s}"));
+            if let Err(e) = self.bars.suspend(|| crate::output::outln!("{s}")) {
+                let mut failed = self.failed.lock().unwrap_or_else(|p| p.into_inner());
+                failed.get_or_insert(e);
+            }
+        }
+    }
+
+    /// # Errors
+    /// The first write to standard output that failed.
+    fn written(&self) -> std::io::Result<()> {
+        match self.failed.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
     }
 }
@@ -303,6 +317,7 @@ pub(super) fn verify_deep(
         print,
         range,
         pending: std::sync::Mutex::new(None),
+        failed: std::sync::Mutex::new(None),
     };
     let report: DeepReport = oware_solver::verify_deep(comm, &opts, &view)?;
     if !report.started() {
@@ -325,6 +340,7 @@ pub(super) fn verify_deep(
     if let Some(why) = &report.not_recorded {
         view.out(format!("not recorded as verified in the manifest: {why}"));
     }
+    view.written()?;
     Ok(DeepResult {
         ok: report.is_ok(),
         recorded: report.recorded.clone(),
@@ -407,12 +423,12 @@ fn run_report(
     bars: &Bars,
 ) -> anyhow::Result<DeepResult> {
     if !args.json {
-        println!(
+        crate::output::outln!(
             "directory {}, rules {rules}, deep verification of tiers {}..={}",
             dir.display(),
             range.start(),
             range.end()
-        );
+        )?;
     }
     let r = verify_deep(
         comm,
@@ -437,22 +453,22 @@ fn run_report(
             "recorded": r.recorded,
             "not_recorded": r.not_recorded,
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        crate::output::outln!("{}", serde_json::to_string_pretty(&v)?)?;
     } else if r.ok {
-        println!(
+        crate::output::outln!(
             "deep verification of tiers {}..={} OK: {} positions re-proved in {:.2} s ({:.2} M/s)",
             range.start(),
             range.end(),
             r.positions,
             r.seconds,
             r.positions as f64 / r.seconds.max(1e-9) / 1e6
-        );
+        )?;
     } else {
-        println!(
+        crate::output::outln!(
             "deep verification of tiers {}..={} FAILED",
             range.start(),
             range.end()
-        );
+        )?;
     }
     Ok(r)
 }

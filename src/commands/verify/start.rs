@@ -95,31 +95,31 @@ fn report_missing(
             "available_memory": available,
             "command": command,
         });
-        println!(
+        crate::output::outln!(
             "{}",
             serde_json::to_string_pretty(&v).unwrap_or_else(|e| e.to_string())
-        );
+        )?;
         return Ok(());
     }
-    println!(
+    crate::output::outln!(
         "the start position with {k} seeds per house ({n} seeds) needs tiers 0..={n} in {}; missing: {}",
         args.dir.display(),
         tier_ranges(missing)
-    );
+    )?;
     for &m in missing.iter().take(3) {
-        println!(
+        crate::output::outln!(
             "  missing tier {m}: {}",
             args.dir.join(tier_file_name(m)).display()
-        );
+        )?;
     }
     if missing.len() > 3 {
-        println!("  ... and {} more", missing.len() - 3);
+        crate::output::outln!("  ... and {} more", missing.len() - 3)?;
     }
-    println!(
+    crate::output::outln!(
         "generating them: {positions} positions; disk about {} ({bits:.3} bits/position, {source})",
         human_bytes(disk)
-    );
-    println!(
+    )?;
+    crate::output::outln!(
         "memory: generation peaks at {} (tier {peak_tier}: {:.2} bytes per position of tier \
          {peak_tier}, plus the scores of tiers 0..{peak_tier} as memory-mapped side copies), at least {} \
          with the lower tiers read in slices; the deep verification of tiers 0..={n} \
@@ -133,8 +133,8 @@ fn report_missing(
         verify_memory(size(deep_tier)) as f64 / size(deep_tier).max(1) as f64,
         human_bytes(least),
         human_bytes(available)
-    );
-    println!("to generate, verify and evaluate: {command}");
+    )?;
+    crate::output::outln!("to generate, verify and evaluate: {command}")?;
     Ok(())
 }
 
@@ -196,10 +196,10 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         bars.finish();
         let s = t0.elapsed().as_secs_f64();
         if !args.json {
-            println!(
+            crate::output::outln!(
                 "tiers 0..={n} under {rules} generated (or kept) in {}: {s:.1} s",
                 dir.display()
-            );
+            )?;
         }
         generate_seconds = Some(s);
     }
@@ -224,10 +224,10 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
     if verified_before {
         if !args.json {
-            println!(
+            crate::output::outln!(
                 "tiers 0..={n}: deep-verified before, recorded in the manifest with the \
                  checksums the tables still have (--deep --again re-proves them)"
-            );
+            )?;
         }
     } else if args.deep || args.generate {
         let total: u64 = (0..=n).map(size).sum();
@@ -243,16 +243,17 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         )?;
         bars.finish();
         if !r.ok {
-            println!(
+            crate::output::outln!(
                 "deep verification of tiers 0..={n} FAILED: the start position is not evaluated"
-            );
+            )?;
             return Ok(ExitCode::FAILURE);
         }
         if !args.json {
-            println!(
+            crate::output::outln!(
                 "deep verification of tiers 0..={n} OK: {} positions re-proved in {:.1} s",
-                r.positions, r.seconds
-            );
+                r.positions,
+                r.seconds
+            )?;
         }
         verify_seconds = Some(r.seconds);
     }
@@ -280,11 +281,11 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             "generate_seconds": generate_seconds,
             "verify_seconds": verify_seconds,
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        crate::output::outln!("{}", serde_json::to_string_pretty(&v)?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    println!("start position {p} ({n} seeds, {k} per house), rules {rules}");
-    println!(
+    crate::output::outln!("start position {p} ({n} seeds, {k} per house), rules {rules}")?;
+    crate::output::outln!(
         "score {score}: a {} for the first player{}",
         result.name(),
         if verified_before || verify_seconds.is_some() {
@@ -295,17 +296,19 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         } else {
             " (tables checked by their block checksums only; add --deep to re-prove them)"
         }
-    );
-    println!("first moves (score = captures - score of the position after the move):");
-    println!("  house  captures  score  result");
+    )?;
+    crate::output::outln!(
+        "first moves (score = captures - score of the position after the move):"
+    )?;
+    crate::output::outln!("  house  captures  score  result")?;
     for m in &moves {
-        println!(
+        crate::output::outln!(
             "  {:>5}  {:>8}  {:>5}  {}",
             m.house,
             m.captured,
             m.score,
             GameResult::of(i32::from(m.score)).name()
-        );
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }
