@@ -165,6 +165,45 @@ fn batch_mode_reports_bad_lines_and_goes_on() {
         Some(&format!("{P}\n{good2}\n")),
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
+
+    // A line that is not UTF-8 and one of 10 MB are bad lines like any other: reported
+    // (the long one echoed in 100 characters), and the lines around them probed.
+    let mut c = support::oware();
+    c.args(["probe", "--dir", d, "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        input
+            .write_all(format!("{P}\n\u{fffd}").as_bytes())
+            .unwrap();
+        input.write_all(b"\xff\xfe\n").unwrap();
+        input.write_all(&vec![b'7'; 10 << 20]).unwrap();
+        input.write_all(format!("\n{good2}").as_bytes()).unwrap();
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let s = text(&out.stdout);
+    let lines: Vec<&str> = s.lines().collect();
+    assert_eq!(lines.len(), 4, "{}", &s[..s.len().min(500)]);
+    assert_eq!(lines[0], format!("{P}\t{}", stored(&p)));
+    assert!(
+        lines[1].ends_with("\terror: line 2: not UTF-8 text"),
+        "{}",
+        lines[1]
+    );
+    assert_eq!(
+        lines[2],
+        format!(
+            "{}…\terror: line 3: longer than 4096 bytes, not a position",
+            "7".repeat(100)
+        )
+    );
+    assert_eq!(lines[3], format!("{good2}\t{}", stored(&q)));
+    assert!(text(&out.stderr).contains("2 of 4 lines failed"));
 }
 
 #[test]

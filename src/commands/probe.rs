@@ -305,6 +305,84 @@ fn print_outcome(out: &mut impl Write, o: &oware_db::GameOutcome) -> io::Result<
 /// Lines probed per parallel batch.
 const BATCH_LINES: usize = 1 << 16;
 
+/// Bytes of a batch line kept: a position takes under 50, so a longer line is an error, and
+/// the rest of it is read past without being held.
+const MAX_LINE: usize = 4096;
+
+/// Characters of a bad line echoed in its error.
+const ECHO_CHARS: usize = 100;
+
+/// A line of the batch's input.
+enum Line {
+    /// UTF-8 text (its end of line included).
+    Text(String),
+    /// Bytes that are not UTF-8.
+    NotText(Vec<u8>),
+    /// The first `MAX_LINE` bytes of a longer line.
+    Long(Vec<u8>),
+}
+
+impl Line {
+    /// The line as its error echoes it: trimmed, at most `ECHO_CHARS` characters (then
+    /// `…`), bytes that are not UTF-8 replaced.
+    fn echo(&self) -> String {
+        let text = match self {
+            Line::Text(s) => std::borrow::Cow::Borrowed(s.as_str()),
+            Line::NotText(b) | Line::Long(b) => String::from_utf8_lossy(b),
+        };
+        let text = text.trim();
+        let mut echo: String = text.chars().take(ECHO_CHARS).collect();
+        if matches!(self, Line::Long(_)) || text.chars().nth(ECHO_CHARS).is_some() {
+            echo.push('…');
+        }
+        echo
+    }
+}
+
+/// The next line of `input`, or `None` at its end: at most `cap` bytes of it are held.
+///
+/// # Errors
+/// `input` cannot be read.
+fn read_line_capped(input: &mut impl BufRead, cap: usize) -> io::Result<Option<Line>> {
+    let mut bytes = Vec::new();
+    let mut long = false;
+    let mut any = false;
+    loop {
+        let buf = match input.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            break;
+        }
+        any = true;
+        let (part, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (&buf[..=i], true),
+            None => (buf, false),
+        };
+        let room = cap.saturating_sub(bytes.len());
+        long |= part.len() > room;
+        bytes.extend_from_slice(&part[..part.len().min(room)]);
+        let used = part.len();
+        input.consume(used);
+        if done {
+            break;
+        }
+    }
+    if !any {
+        return Ok(None);
+    }
+    Ok(Some(if long {
+        Line::Long(bytes)
+    } else {
+        match String::from_utf8(bytes) {
+            Ok(s) => Line::Text(s),
+            Err(e) => Line::NotText(e.into_bytes()),
+        }
+    }))
+}
+
 /// Batch mode: one position per line on stdin, `position<TAB>score` per line on stdout; a
 /// bad line prints `<line><TAB>error: line N: ...` and the run goes on. With `json`, each
 /// line is an object instead: `{"position", "score"}`, or `{"line", "input", "error"}`.
@@ -317,11 +395,10 @@ fn batch(tb: &Tablebase, json: bool) -> anyhow::Result<ExitCode> {
     loop {
         let mut lines = Vec::with_capacity(BATCH_LINES);
         for _ in 0..BATCH_LINES {
-            let mut s = String::new();
-            if input.read_line(&mut s)? == 0 {
-                break;
+            match read_line_capped(&mut input, MAX_LINE)? {
+                Some(line) => lines.push(line),
+                None => break,
             }
-            lines.push(s);
         }
         if lines.is_empty() {
             break;
@@ -330,13 +407,21 @@ fn batch(tb: &Tablebase, json: bool) -> anyhow::Result<ExitCode> {
         line_no += lines.len();
         let results: Vec<Result<(Position, i8), String>> = lines
             .par_iter()
-            .map(|s| {
+            .map(|line| {
+                let s = match line {
+                    Line::Text(s) => s,
+                    Line::NotText(_) => return Err("not UTF-8 text".to_string()),
+                    Line::Long(_) => {
+                        return Err(format!("longer than {MAX_LINE} bytes, not a position"))
+                    }
+                };
                 let p: Position = s.trim().parse().map_err(|e| format!("{e}"))?;
                 let v = tb.score(&p).map_err(|e| format!("{e}"))?;
                 Ok((p, v))
             })
             .collect();
-        for (k, (r, s)) in results.into_iter().zip(&lines).enumerate() {
+        let echoes: Vec<String> = lines.iter().map(Line::echo).collect();
+        for (k, (r, s)) in results.into_iter().zip(&echoes).enumerate() {
             match (r, json) {
                 (Ok((p, v)), false) => writeln!(out, "{p}\t{v}")?,
                 (Ok((p, v)), true) => {
@@ -345,11 +430,11 @@ fn batch(tb: &Tablebase, json: bool) -> anyhow::Result<ExitCode> {
                 }
                 (Err(e), false) => {
                     failed += 1;
-                    writeln!(out, "{}\terror: line {}: {e}", s.trim(), first + k)?;
+                    writeln!(out, "{s}\terror: line {}: {e}", first + k)?;
                 }
                 (Err(e), true) => {
                     failed += 1;
-                    let o = json!({ "line": first + k, "input": s.trim(), "error": e });
+                    let o = json!({ "line": first + k, "input": s, "error": e });
                     writeln!(out, "{o}")?;
                 }
             }
