@@ -374,9 +374,15 @@ fn import(args: &ImportArgs, tiers: &[u8]) -> anyhow::Result<ExitCode> {
         let needed = size + blocks * 80 + (64 << 10);
         check_disk(n, needed, &args.dir)?;
         let source = Table::open_romein(&file, n)?;
-        // One range of scores and its encoded blocks (at most as large).
+        // One range of scores and its encoded blocks (at most as large), in whole blocks: a
+        // tier that fits is one range, its last block short.
         let be = u64::from(opts.block_entries.max(1));
-        let range = (ranges(n, size, 0, "import")? / be).max(1) * be;
+        let fits = ranges(n, size, 0, "import")?;
+        let range = if fits >= size {
+            size.div_ceil(be).max(1) * be
+        } else {
+            (fits / be).max(1) * be
+        };
         say_ranges(n, size, range)?;
         let writing = crate::signals::cancel().writing();
         let w = oware_solver::import_romein(
