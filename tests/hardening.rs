@@ -845,3 +845,56 @@ fn a_full_standard_output_is_an_error_and_a_full_standard_error_is_ignored() {
     assert!(o.status.success(), "{:?}", o.status);
     assert!(support::tables(&g) == support::tables(tmp.path()));
 }
+
+/// Options that do not go together, or that the others make meaningless, are usage errors
+/// (exit status 2) rather than silently ignored, and nothing is written.
+#[test]
+fn options_that_do_not_go_together_are_usage_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), "abapa", 4);
+    let d = tmp.path().to_str().unwrap();
+    let out = tmp.path().join("out");
+    let o = out.to_str().unwrap();
+    let p = "1 0 0 0 0 0 0 0 0 0 0 1";
+    for args in [
+        &["verify", "--dir", d, "--start", "--deep", "--generate"][..],
+        &["verify", "--dir", d, "--again"],
+        &["verify", "--dir", d, "--start", "--again"],
+        &["probe", "--dir", d, "--max-plies", "5", p],
+        &["recompress", "--dir", d, "--out", o, "--level", "5"],
+        &[
+            "recompress",
+            "--dir",
+            d,
+            "--out",
+            o,
+            "--compression",
+            "zstd",
+            "--level",
+            "99",
+        ],
+    ] {
+        let line = one_error(&run(args), 2);
+        assert!(!line.is_empty(), "{args:?}");
+    }
+    assert!(!out.exists());
+    // The same options where they apply.
+    for args in [
+        &["verify", "--dir", d, "--deep", "--again", "-q"][..],
+        &["probe", "--dir", d, "--line", "--max-plies", "5", p],
+        &[
+            "recompress",
+            "--dir",
+            d,
+            "--out",
+            o,
+            "--compression",
+            "zstd",
+            "--level",
+            "5",
+        ],
+    ] {
+        let r = run(args);
+        assert!(r.status.success(), "{args:?}: {}", text(&r.stderr));
+    }
+}

@@ -34,7 +34,7 @@ pub struct Args {
     #[arg(long)]
     pub line: bool,
     /// Longest best line printed by --line, in plies (at most 1000, as the API's).
-    #[arg(long, default_value_t = 100, value_parser = parse_plies)]
+    #[arg(long, default_value_t = 100, value_parser = parse_plies, requires = "line")]
     pub max_plies: usize,
     /// Seeds already captured by the mover and by the opponent, `A,B`: also print the
     /// outcome of the game (win/draw/loss and the final totals).

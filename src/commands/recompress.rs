@@ -32,9 +32,9 @@ pub struct Args {
     #[arg(long, default_value_t = WriteOptions::DEFAULT_BLOCK_ENTRIES,
           value_parser = clap::value_parser!(u32).range(1..=i64::from(WriteOptions::MAX_BLOCK_ENTRIES)))]
     pub block_entries: u32,
-    /// zstd level (zstd only).
-    #[arg(long, default_value_t = WriteOptions::DEFAULT_LEVEL)]
-    pub level: i32,
+    /// zstd level, 1..=22 (zstd only; default 9).
+    #[arg(long, value_parser = clap::value_parser!(i32).range(1..=22))]
+    pub level: Option<i32>,
     /// ctx-huffman: longest code in bits (7..=15).
     #[arg(long, default_value_t = WriteOptions::DEFAULT_CODE_LIMIT, hide = true,
           value_parser = clap::value_parser!(u8).range(
@@ -56,6 +56,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Before any thread starts: an interrupt removes the partial files written.
     crate::signals::clean_up_on_signals();
     crate::commands::common::start_workers(None)?;
+    if args.level.is_some() && args.compression != Compression::Zstd {
+        return Err(super::common::Usage(
+            "--level sets zstd's level: it needs --compression zstd".into(),
+        )
+        .into());
+    }
     // Nothing is created for a source that has nothing to rewrite.
     crate::commands::common::existing_dir(&args.dir)?;
     let source = Manifest::load(&args.dir)?;
@@ -108,7 +114,7 @@ fn tiers_to_rewrite(args: &Args, source: Option<&Manifest>) -> anyhow::Result<Ve
 fn rewrite(args: &Args, source: Option<&Manifest>, tiers: Vec<u8>) -> anyhow::Result<ExitCode> {
     let opts = WriteOptions {
         block_entries: args.block_entries,
-        level: args.level,
+        level: args.level.unwrap_or(WriteOptions::DEFAULT_LEVEL),
         compression: args.compression,
         code_limit: args.code_limit,
         sub_block_shift: args.sub_block_shift,

@@ -22,6 +22,7 @@ use super::common::{parse_threads, parse_tiers, start_workers, tier_ranges, Tier
 
 /// Arguments of `oware verify`.
 #[derive(clap::Args)]
+#[command(group(clap::ArgGroup::new("reproves").args(["deep", "generate"]).multiple(true)))]
 pub struct Args {
     /// Directory of the tables.
     #[arg(long, default_value = "tables")]
@@ -39,9 +40,10 @@ pub struct Args {
     /// and trusted.
     #[arg(long, value_name = "A..=B", value_parser = parse_tiers, requires = "deep")]
     pub tiers: Option<TierSelection>,
-    /// With --deep or --start: re-prove the tiers that the manifest records as verified too
-    /// (by default a tier re-proved before, with the checksum it still has, is not).
-    #[arg(long)]
+    /// With --deep (or --start --generate): re-prove the tiers that the manifest records as
+    /// verified too (by default a tier re-proved before, with the checksum it still has, is
+    /// not).
+    #[arg(long, requires = "reproves")]
     pub again: bool,
     /// Evaluate the start position (4 seeds in every house, or --seeds-per-house) from the
     /// tables and print its score and every first move's score.
@@ -52,8 +54,9 @@ pub struct Args {
     #[arg(long, value_name = "K", default_value_t = 4,
           value_parser = clap::value_parser!(u8).range(1..=4), requires = "start")]
     pub seeds_per_house: u8,
-    /// With --start: generate the missing tiers, deep-verify tiers 0..=12K, then evaluate.
-    #[arg(long, requires = "start")]
+    /// With --start: generate the missing tiers, deep-verify tiers 0..=12K, then evaluate
+    /// (not with --deep, which it includes).
+    #[arg(long, requires = "start", conflicts_with = "deep")]
     pub generate: bool,
     /// With --generate: write no distance tables (scores only: less time and disk; probes
     /// then choose among moves of equal score in house order).
