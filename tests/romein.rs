@@ -532,3 +532,40 @@ fn an_export_or_recompress_of_nothing_names_it_and_creates_nothing() {
     assert!(text(&o.stderr).starts_with("error: no tiers to rewrite"));
     assert!(!out.exists(), "the output directory was created");
 }
+
+#[test]
+fn a_missing_scores_file_is_made_by_an_export() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (awari, files) = (tmp.path().join("awari"), tmp.path().join("files"));
+    generate(&awari, "awari", 6);
+    ok(&[
+        "export",
+        "--format",
+        "romein",
+        "--dir",
+        s(&awari),
+        "--out",
+        s(&files),
+        "--tiers",
+        "..=5",
+    ]);
+    let o = run(&[
+        "probe",
+        "--format",
+        "romein",
+        "--dir",
+        s(&files),
+        "1 1 1 1 1 1 0 0 0 0 0 0",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = text(&o.stderr);
+    assert!(
+        e.contains("scores.6")
+            && e.contains(&format!(
+                "`oware generate --dir TABLES --rules awari --max-seeds 6 && oware export \
+                 --format romein --dir TABLES --out {} --tiers ..=6`",
+                files.display()
+            )),
+        "{e}"
+    );
+}

@@ -341,7 +341,7 @@ fn a_directory_without_tables_or_a_taken_port_is_refused_clearly() {
     assert!(!out.status.success());
     let e = support::text(&out.stderr);
     assert!(
-        e.starts_with("error: opening the tables in /nonexistent/oware-tables"),
+        e == "error: /nonexistent/oware-tables: No such file or directory (os error 2)\n",
         "{e}"
     );
     let tmp = tempfile::tempdir().unwrap();

@@ -230,6 +230,12 @@ impl Tablebase {
         self.check_files = on;
     }
 
+    /// Whether the tables are Romein and Bal's `scores.N` files ([`Tablebase::open_romein`],
+    /// or [`Tablebase::open`] of a directory that holds only those).
+    pub fn is_romein(&self) -> bool {
+        self.romein
+    }
+
     /// The directory (the first, of several).
     pub fn dir(&self) -> &Path {
         &self.dirs[0].0

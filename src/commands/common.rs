@@ -177,6 +177,8 @@ pub fn open_tablebase(
     asked: Option<Rules>,
     format: Option<Format>,
 ) -> anyhow::Result<Tablebase> {
+    // A missing directory is named once, with the system's reason.
+    existing_dir(dir)?;
     let tb = match (format, asked) {
         (Some(Format::Romein), Some(rules)) if rules != Rules::AWARI => {
             anyhow::bail!(
@@ -189,6 +191,20 @@ pub fn open_tablebase(
         (None, None) => Tablebase::open(dir),
     };
     tb.with_context(|| format!("opening the tables in {}", dir.display()))
+}
+
+/// The command that makes tier `n` (under `rules`) for the tables in the directory named
+/// `dir`: `oware generate` into it, or, for Romein and Bal's `scores.N` files (`romein`),
+/// `oware generate` into a directory of tables then `oware export` of the tier into it.
+pub fn tier_command(dir: &str, rules: &Rules, n: u8, romein: bool) -> String {
+    if romein {
+        format!(
+            "oware generate --dir TABLES --rules {rules} --max-seeds {n} && oware export \
+             --format romein --dir TABLES --out {dir} --tiers ..={n}"
+        )
+    } else {
+        format!("oware generate --dir {dir} --rules {rules} --max-seeds {n}")
+    }
 }
 
 /// Refuses an input directory `dir` that does not exist or is not a directory, with the

@@ -314,6 +314,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .collect();
         if distances.is_empty() && romein {
             crate::output::outln!("distances  none (Romein-Bal files hold scores only)")?;
+        } else if distances.is_empty() && infos.is_empty() {
+            crate::output::outln!("distances  none")?;
         } else if distances.is_empty() {
             crate::output::outln!("distances  none (generated with --no-distance)")?;
         } else {

@@ -129,9 +129,11 @@ fn probe(args: &Args) -> anyhow::Result<ExitCode> {
         match error {
             oware_db::Error::MissingTier { tier, .. } => {
                 let n = tier.max(p.seeds());
-                let command = format!(
-                    "oware generate --dir {} --rules {rules} --max-seeds {n}",
-                    args.dir.display()
+                let command = super::common::tier_command(
+                    &args.dir.display().to_string(),
+                    &rules,
+                    n,
+                    tb.is_romein(),
                 );
                 MissingTier {
                     tier,

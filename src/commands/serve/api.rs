@@ -62,13 +62,10 @@ impl Oracle {
             .collect()
     }
 
-    /// The command that generates the tiers up to `n` into this directory.
+    /// The command that makes the tiers up to `n` in this directory
+    /// ([`tier_command`](crate::commands::common::tier_command)).
     fn generate_command(&self, n: u8) -> String {
-        format!(
-            "oware generate --dir {} --rules {} --max-seeds {n}",
-            self.name,
-            self.tb.rules()
-        )
+        crate::commands::common::tier_command(&self.name, self.tb.rules(), n, self.tb.is_romein())
     }
 
     /// A message for an answer: the directory's path, wherever it names a file of it, is

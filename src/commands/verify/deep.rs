@@ -402,13 +402,15 @@ pub(super) fn run(comm: &dyn Comm, args: &Args) -> anyhow::Result<ExitCode> {
 fn one_range(tiers: &[u8], top: u8) -> anyhow::Result<RangeInclusive<u8>> {
     match (tiers.first(), tiers.last()) {
         (Some(&a), Some(&b)) if usize::from(b - a) + 1 == tiers.len() => Ok(a..=b),
-        (Some(_), Some(_)) => anyhow::bail!(
+        // A usage error, as clap's: the flag's value does not fit the command.
+        (Some(_), Some(_)) => Err(crate::commands::common::Usage(format!(
             "--tiers {}: deep verification re-proves one range of tiers, the tiers below it \
              trusted; give one range, e.g. {}..={}",
             super::tier_ranges(tiers),
             tiers[0],
             tiers[tiers.len() - 1]
-        ),
+        ))
+        .into()),
         _ => anyhow::bail!("--tiers selects no tier of 0..={top}, the tiers there are"),
     }
 }
