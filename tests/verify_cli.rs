@@ -197,6 +197,33 @@ fn a_missing_tier_is_reported_with_its_name() {
 }
 
 #[test]
+fn scores_files_without_a_manifest_are_hashed_but_not_called_checked() {
+    // Romein and Bal's files as downloaded: no manifest records their hashes.
+    let tmp = tempfile::tempdir().unwrap();
+    let (tables, files) = (tmp.path().join("t"), tmp.path().join("f"));
+    let (t, f) = (tables.to_str().unwrap(), files.to_str().unwrap());
+    generate(t, "awari", 5);
+    let o = run(&["export", "--format", "romein", "--dir", t, "--out", f]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::remove_file(files.join("manifest.json")).unwrap();
+    let o = run(&["verify", "--dir", f]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains(&format!("FAILED: no manifest.json in {f}")),
+        "{out}"
+    );
+    assert!(
+        out.trim_end().ends_with(
+            "6 tiers read and hashed, but not checked: no manifest records their hashes \
+             (`oware verify --deep` re-proves every score)"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("tiers FAILED"), "{out}");
+}
+
+#[test]
 fn other_rules_are_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path().to_str().unwrap();

@@ -131,6 +131,12 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 checked.len() - 1,
                 t0.elapsed().as_secs_f64()
             )?;
+        } else if failed == 0 && no_manifest && !checked.is_empty() {
+            crate::output::outln!(
+                "{} tiers read and hashed, but not checked: no manifest records their hashes \
+                 (`oware verify --deep` re-proves every score)",
+                checked.len()
+            )?;
         } else {
             crate::output::outln!("{failed} of {} tiers FAILED", checked.len())?;
         }
