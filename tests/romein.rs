@@ -569,3 +569,54 @@ fn a_missing_scores_file_is_made_by_an_export() {
         "{e}"
     );
 }
+
+#[test]
+fn an_import_or_recompress_never_mixes_compressions_in_a_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (ours, files, zstd) = (
+        tmp.path().join("ours"),
+        tmp.path().join("files"),
+        tmp.path().join("zstd"),
+    );
+    generate(&ours, "awari", 6);
+    ok(&[
+        "export",
+        "--format",
+        "romein",
+        "--dir",
+        s(&ours),
+        "--out",
+        s(&files),
+    ]);
+    ok(&[
+        "generate",
+        "--quiet",
+        "--no-distance",
+        "--rules",
+        "awari",
+        "--compression",
+        "zstd",
+        "--max-seeds",
+        "4",
+        "--dir",
+        s(&zstd),
+    ]);
+    // Tiers 5 and 6 are imported in the compression of the tables already there.
+    import(&files, &zstd);
+    for n in 0..=6u8 {
+        let t = oware_db::table::Table::open(&zstd.join(format!("tier-{n:02}.owt"))).unwrap();
+        assert_eq!(
+            t.compression(),
+            oware_db::format::Compression::Zstd,
+            "tier {n}"
+        );
+    }
+    // A recompress into it with another compression is refused, naming both.
+    let o = run(&["recompress", "--dir", s(&ours), "--out", s(&zstd)]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = text(&o.stderr);
+    assert!(
+        e.starts_with("error: --compression huffman: ") && e.contains("holds zstd tables"),
+        "{e}"
+    );
+}

@@ -127,7 +127,7 @@ pub(crate) fn exchange_batch_from_env() -> anyhow::Result<Option<usize>> {
 ///
 /// # Errors
 /// `asked` differs from the compression of a table in `dir`.
-fn resolve_compression(
+pub(crate) fn resolve_compression(
     dir: &Path,
     manifest: Option<&Manifest>,
     asked: Option<Compression>,
@@ -148,9 +148,9 @@ fn resolve_compression(
         (Some((path, f)), Some(a)) if f != a => {
             let other = format!("{}-{a}", dir.display());
             bail!(
-                "--compression {a}: {} holds {f} tables ({}); generate into another directory, \
+                "--compression {a}: {} holds {f} tables ({}); write into another directory, \
                  or rewrite them into one with `oware recompress --dir {} --out {other} \
-                 --compression {a}` and generate there (`--dir {other}`)",
+                 --compression {a}` and write there (`--dir {other}`)",
                 dir.display(),
                 path.display(),
                 dir.display()

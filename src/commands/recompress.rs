@@ -120,6 +120,8 @@ fn rewrite(args: &Args, source: Option<&Manifest>, tiers: Vec<u8>) -> anyhow::Re
         sub_block_shift: args.sub_block_shift,
     };
     let mut manifest = Manifest::load(&args.out)?;
+    // A directory is never mixed: tables of another compression already there refuse it.
+    super::generate::resolve_compression(&args.out, manifest.as_ref(), Some(args.compression))?;
     for n in tiers {
         let path = tier_path(&args.dir, source, n);
         let t0 = Instant::now();

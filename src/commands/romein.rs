@@ -334,7 +334,11 @@ fn import(args: &ImportArgs, tiers: &[u8]) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let opts = WriteOptions::default();
+    // The compression of the tables already there: a directory is never mixed.
+    let opts = WriteOptions {
+        compression: super::generate::resolve_compression(&args.dir, Some(&manifest), None)?,
+        ..WriteOptions::default()
+    };
     let positions: u64 = tiers.iter().map(|&n| RomeinOrder::new(n).size()).sum();
     crate::output::outln!(
         "importing tiers {} of {}: {positions} positions ({} of files); the tables will take \
