@@ -898,3 +898,24 @@ fn options_that_do_not_go_together_are_usage_errors() {
         assert!(r.status.success(), "{args:?}: {}", text(&r.stderr));
     }
 }
+
+/// A distance table that the manifest records but whose file is gone is named as missing,
+/// not taken for a tier generated without distances; the score is answered all the same.
+#[test]
+fn a_recorded_distance_table_that_is_gone_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), "abapa", 6);
+    let gone = tmp.path().join("tier-06.owd");
+    std::fs::remove_file(&gone).unwrap();
+    let d = tmp.path().to_str().unwrap();
+    let o = run(&["probe", "--dir", d, "1 1 1 1 1 1 0 0 0 0 0 0"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(
+        out.contains(&format!(
+            "note      distance unavailable: {}: recorded in the manifest, but no such file",
+            gone.display()
+        )),
+        "{out}"
+    );
+}

@@ -44,12 +44,13 @@ pub enum Error {
         /// The position's score.
         score: i8,
     },
-    /// The table or manifest was built under other rules than those asked for.
-    #[error("rules mismatch: the tables were built with rules `{table}`, asked for `{asked}`")]
+    /// The table or manifest was built under other rules than those expected (asked for, or
+    /// those of the directory's manifest).
+    #[error("rules mismatch: the tables were built with rules `{table}`, expected `{asked}`")]
     RulesMismatch {
         /// The rules the table or manifest records.
         table: Rules,
-        /// The rules asked for.
+        /// The rules expected: asked for, or those of the directory's manifest.
         asked: Rules,
     },
     /// The file does not start with the table magic: it is not an oware table.

@@ -381,8 +381,9 @@ impl Tablebase {
     /// manifest) on first use.
     ///
     /// # Errors
-    /// [`Error::MissingDistances`] when the tier has none; [`Error::BadHeader`] when the file
-    /// holds another tier or scores; as [`Tablebase::table`].
+    /// [`Error::MissingDistances`] when the tier has none; [`Error::Io`] when the manifest
+    /// records one whose file is missing; [`Error::BadHeader`] when the file holds another
+    /// tier or scores; as [`Tablebase::table`].
     pub fn distance_table(&self, n: u8) -> Result<&Table, Error> {
         let Some(cell) = self.distances.get(usize::from(n)) else {
             return Err(Error::TierOutOfRange(n));
@@ -399,8 +400,21 @@ impl Tablebase {
             // Romein-Bal files hold scores only.
             return Err(Error::MissingDistances { tier: n, path });
         }
+        let recorded = manifest
+            .as_ref()
+            .and_then(|m| m.tiers.get(&n))
+            .is_some_and(|e| e.distance.is_some());
         let t = self.open_checked(path.clone(), n, Values::Distances, |path| {
-            Error::MissingDistances { tier: n, path }
+            if recorded {
+                // The manifest records one: the file is missing, not the tier's distances.
+                let gone = std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "recorded in the manifest, but no such file",
+                );
+                Error::io(&path, gone)
+            } else {
+                Error::MissingDistances { tier: n, path }
+            }
         })?;
         let scores = self.table(n)?;
         if t.len() != scores.len() || t.kind() != scores.kind() {

@@ -278,7 +278,7 @@ pub fn parse_captured(s: &str) -> Result<Captured, String> {
             )),
         }
     };
-    let Some((a, b)) = s.split_once(',') else {
+    let Some((a, b)) = s.split_once(',').filter(|(_, b)| !b.contains(',')) else {
         return Err(format!(
             "`{s}` is not A,B: --captured takes the seeds the mover and the opponent have \
              captured, e.g. 10,12"
@@ -395,6 +395,9 @@ mod tests {
         }
         let e = parse_captured("-1,5").unwrap_err();
         assert!(e.contains("`-1`") && e.contains("0..=48"), "{e}");
+        // Three counts: the whole value is named, not its last two.
+        let e = parse_captured("18,18,1").unwrap_err();
+        assert!(e.starts_with("`18,18,1` is not A,B"), "{e}");
         let p: Position = "1 1 1 1 1 2 4 2 3 0 0 0".parse().unwrap();
         let c = |mover, opponent| Captured { mover, opponent };
         assert!(check_captured(&p, c(14, 18)).is_ok());
