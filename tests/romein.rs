@@ -620,3 +620,29 @@ fn an_import_or_recompress_never_mixes_compressions_in_a_directory() {
         "{e}"
     );
 }
+
+#[test]
+fn info_with_format_romein_says_it_sets_the_manifest_aside() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (ours, files) = (tmp.path().join("ours"), tmp.path().join("files"));
+    generate(&ours, "awari", 3);
+    ok(&[
+        "export",
+        "--format",
+        "romein",
+        "--dir",
+        s(&ours),
+        "--out",
+        s(&files),
+    ]);
+    let forced = ok(&["info", "--format", "romein", "--dir", s(&files)]);
+    assert!(
+        forced.contains("\nmanifest   set aside (--format romein reads the files)\n"),
+        "{forced}"
+    );
+    let plain = ok(&["info", "--dir", s(&files)]);
+    assert!(
+        plain.contains("\nmanifest   format 1, index reachable\n"),
+        "{plain}"
+    );
+}

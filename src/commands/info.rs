@@ -267,6 +267,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Some(m) => {
                 crate::output::outln!("manifest   format {}, index {}", m.format, m.index.name())?
             }
+            None if forced && args.dir.join(oware_db::manifest::MANIFEST_FILE).is_file() => {
+                crate::output::outln!("manifest   set aside (--format romein reads the files)")?
+            }
             None => crate::output::outln!("manifest   none")?,
         }
         if romein {
