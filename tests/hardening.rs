@@ -827,6 +827,8 @@ fn a_full_standard_output_is_an_error_and_a_full_standard_error_is_ignored() {
         vec!["verify", "--deep", "--dir", d],
         vec!["verify", "--start", "--seeds-per-house", "1", "--dir", d],
         vec!["probe", "--json", "--dir", d, "1 0 0 0 0 0 0 0 0 0 0 1"],
+        vec!["probe", "--dir", d, "1 0 0 0 0 0 0 0 0 0 0 1"],
+        vec!["probe", "--dir", d, "--line", "1 0 0 0 0 0 0 0 0 0 0 1"],
     ] {
         let o = support::oware()
             .args(&args)
@@ -834,8 +836,38 @@ fn a_full_standard_output_is_an_error_and_a_full_standard_error_is_ignored() {
             .output()
             .unwrap();
         let line = one_error(&o, 1);
-        assert!(line.contains("No space left on device"), "{args:?}: {line}");
+        assert!(
+            line.starts_with("error: writing to standard output: No space left on device"),
+            "{args:?}: {line}"
+        );
     }
+    // A batch the same way; and a failed probe's own error is the one told, even when its
+    // JSON cannot be written.
+    let mut batch = support::oware()
+        .args(["probe", "--dir", d, "-"])
+        .stdin(Stdio::piped())
+        .stdout(full())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    batch
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"1 0 0 0 0 0 0 0 0 0 0 1\n")
+        .unwrap();
+    let line = one_error(&batch.wait_with_output().unwrap(), 1);
+    assert!(
+        line.starts_with("error: writing to standard output: "),
+        "{line}"
+    );
+    let o = support::oware()
+        .args(["probe", "--json", "--dir", d, "1 0 0 x"])
+        .stdout(full())
+        .output()
+        .unwrap();
+    let line = one_error(&o, 1);
+    assert!(line.starts_with("error: bad position"), "{line}");
     let g = tmp.path().join("g");
     let o = support::oware()
         .args(["generate", "--max-seeds", "6", "--dir", g.to_str().unwrap()])
@@ -901,6 +933,7 @@ fn options_that_do_not_go_together_are_usage_errors() {
 
 /// A distance table that the manifest records but whose file is gone is named as missing,
 /// not taken for a tier generated without distances; the score is answered all the same.
+#[cfg(unix)]
 #[test]
 fn a_recorded_distance_table_that_is_gone_is_named() {
     let tmp = tempfile::tempdir().unwrap();
@@ -913,7 +946,7 @@ fn a_recorded_distance_table_that_is_gone_is_named() {
     let out = text(&o.stdout);
     assert!(
         out.contains(&format!(
-            "note      distance unavailable: {}: recorded in the manifest, but no such file",
+            "note      distance unavailable: {}: No such file or directory (os error 2)",
             gone.display()
         )),
         "{out}"

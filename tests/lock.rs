@@ -149,4 +149,18 @@ fn a_lock_file_that_is_a_link_or_a_fifo_is_refused_and_left_alone() {
         e.contains("/.lock: not a plain file, so not a lock file: remove it"),
         "{e}"
     );
+
+    // A hard link to another file: refused too, the file kept.
+    let h = tmp.path().join("h");
+    std::fs::create_dir(&h).unwrap();
+    std::fs::hard_link(&victim, h.join(".lock")).unwrap();
+    let hs = h.to_str().unwrap();
+    let out = run(&["generate", "--quiet", "--dir", hs, "--max-seeds", "3"]);
+    assert_eq!(out.status.code(), Some(1));
+    let e = text(&out.stderr);
+    assert!(
+        e.contains("/.lock: a file with other links, so not a lock file: remove it"),
+        "{e}"
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me\n");
 }

@@ -204,6 +204,27 @@ fn batch_mode_reports_bad_lines_and_goes_on() {
     );
     assert_eq!(lines[3], format!("{good2}\t{}", stored(&q)));
     assert!(text(&out.stderr).contains("2 of 4 lines failed"));
+
+    // The cap counts the text, not its end of line: 4,096 bytes then `\n` or `\r\n` are
+    // read whole (and refused as a position, in a message that quotes 100 characters of
+    // them); a line ended by `\r\n` is probed.
+    let input = format!("{}\n{}\r\n{good2}\r\n", "1".repeat(4096), "2".repeat(4096));
+    let out = oware(&["probe", "--dir", d, "-"], Some(&input));
+    let s = text(&out.stdout);
+    let lines: Vec<&str> = s.lines().collect();
+    assert_eq!(lines.len(), 3, "{s}");
+    for (k, digit) in ["1", "2"].iter().enumerate() {
+        assert_eq!(
+            lines[k],
+            format!(
+                "{}…\terror: line {}: bad position: expected 12 house counts, found 1 in `{}…`",
+                digit.repeat(100),
+                k + 1,
+                digit.repeat(100)
+            )
+        );
+    }
+    assert_eq!(lines[2], format!("{good2}\t{}", stored(&q)));
 }
 
 #[test]

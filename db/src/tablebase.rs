@@ -406,11 +406,11 @@ impl Tablebase {
             .is_some_and(|e| e.distance.is_some());
         let t = self.open_checked(path.clone(), n, Values::Distances, |path| {
             if recorded {
-                // The manifest records one: the file is missing, not the tier's distances.
-                let gone = std::io::Error::new(
-                    std::io::ErrorKind::NotFound,
-                    "recorded in the manifest, but no such file",
-                );
+                // The manifest records one: the file is missing (the system's error says
+                // so), not the tier's distances.
+                let gone = std::fs::symlink_metadata(&path)
+                    .err()
+                    .unwrap_or_else(|| std::io::ErrorKind::NotFound.into());
                 Error::io(&path, gone)
             } else {
                 Error::MissingDistances { tier: n, path }

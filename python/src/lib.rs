@@ -512,7 +512,8 @@ impl PyTablebase {
     /// The distance to conversion of a position (docs/RULES.md): the plies to the next
     /// capture or end under play that keeps the score, the winner taking the shortest way
     /// and the loser the longest; None for a score of 0. Raises `TableError` where the tier
-    /// has no distance table (generated with `--no-distance`) or it cannot be read.
+    /// has no distance table (generated with `--no-distance`) or it cannot be read, and
+    /// `OSError` where the manifest records one whose file is missing.
     fn distance(&self, py: Python<'_>, position: PositionArg) -> PyResult<Option<u16>> {
         let p = position.get()?;
         self.probe(py, |tb| tb.distance(&p))

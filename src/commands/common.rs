@@ -215,7 +215,12 @@ pub fn tier_command(dir: &str, rules: &Rules, n: u8, romein: bool) -> String {
 pub fn existing_dir(dir: &Path) -> anyhow::Result<()> {
     let meta = std::fs::metadata(dir).with_context(|| dir.display().to_string())?;
     if !meta.is_dir() {
-        anyhow::bail!("{}: not a directory", dir.display());
+        // The system's words, as the other commands give them.
+        #[cfg(unix)]
+        let e = std::io::Error::from_raw_os_error(libc::ENOTDIR);
+        #[cfg(not(unix))]
+        let e = std::io::Error::new(std::io::ErrorKind::NotADirectory, "not a directory");
+        return Err(anyhow::Error::new(e).context(dir.display().to_string()));
     }
     Ok(())
 }

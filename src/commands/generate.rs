@@ -64,7 +64,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(r) => r,
         None => tables_rules(&args.dir, manifest.as_ref()).unwrap_or_default(),
     };
-    let compression = resolve_compression(&args.dir, manifest.as_ref(), args.compression)?;
+    let compression = resolve_compression(&args.dir, manifest.as_ref(), args.compression, "--dir")?;
     let opts = GenerateOptions {
         dir: args.dir.clone(),
         rules,
@@ -123,7 +123,8 @@ pub(crate) fn exchange_batch_from_env() -> anyhow::Result<Option<usize>> {
 
 /// The compression of the tables to write: `asked`, or that of the tables already in `dir`
 /// (`huffman` for a directory without tables). A directory is never mixed: an `asked` that
-/// differs from its tables' is refused, naming both.
+/// differs from its tables' is refused, naming both; `flag` is the option that named `dir`
+/// (`--dir`, or `recompress`'s `--out`).
 ///
 /// # Errors
 /// `asked` differs from the compression of a table in `dir`.
@@ -131,6 +132,7 @@ pub(crate) fn resolve_compression(
     dir: &Path,
     manifest: Option<&Manifest>,
     asked: Option<Compression>,
+    flag: &str,
 ) -> anyhow::Result<Compression> {
     let files: BTreeSet<String> = manifest
         .iter()
@@ -150,7 +152,7 @@ pub(crate) fn resolve_compression(
             bail!(
                 "--compression {a}: {} holds {f} tables ({}); write into another directory, \
                  or rewrite them into one with `oware recompress --dir {} --out {other} \
-                 --compression {a}` and write there (`--dir {other}`)",
+                 --compression {a}` and write there (`{flag} {other}`)",
                 dir.display(),
                 path.display(),
                 dir.display()

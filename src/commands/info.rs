@@ -203,7 +203,7 @@ fn stats_line(s: &TierStats) -> String {
 /// Runs `oware info`.
 ///
 /// # Errors
-/// The directory cannot be read, or its manifest is bad.
+/// The directory cannot be read, its manifest is bad, or standard output cannot be written.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let forced = args.format.is_some();
     // Forced to their files, the manifest (which describes this program's tables) is set

@@ -68,7 +68,8 @@ fn parse_plies(s: &str) -> Result<usize, String> {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let result = probe(&args);
     if let (true, Err(e)) = (args.json, &result) {
-        crate::output::outln!("{}", json_error(e))?;
+        // The probe's error is the one returned, even if its JSON cannot be written.
+        let _ = crate::output::outln!("{}", json_error(e));
     }
     result
 }
@@ -148,7 +149,7 @@ fn probe(args: &Args) -> anyhow::Result<ExitCode> {
     let score = tb.score(&p).map_err(hint)?;
     let moves = tb.moves(&p).map_err(hint)?;
     let distance = distance_or_note(&tb, &p);
-    let mut out = io::stdout().lock();
+    let mut out = crate::output::stdout();
     if args.line && !args.json {
         // Text: the line is printed ply by ply as it is found, after the moves.
         print_position(&mut out, &p, &rules, score, &distance, &moves)?;
@@ -341,13 +342,28 @@ impl Line {
     }
 }
 
-/// The next line of `input`, or `None` at its end: at most `cap` bytes of it are held.
+/// `message` with at most `ECHO_CHARS` characters of any input it quotes (in backquotes),
+/// then `…`: an error echoes at most that much of its line.
+fn shortened(message: &str) -> String {
+    match message.split_once('`') {
+        Some((head, rest)) if rest.chars().nth(ECHO_CHARS).is_some() => {
+            let quoted: String = rest.chars().take(ECHO_CHARS).collect();
+            format!("{head}`{quoted}…`")
+        }
+        _ => message.to_string(),
+    }
+}
+
+/// The next line of `input`, or `None` at its end: at most `cap` bytes of it are held, its
+/// end of line (`\n` or `\r\n`) not counted.
 ///
 /// # Errors
 /// `input` cannot be read.
 fn read_line_capped(input: &mut impl BufRead, cap: usize) -> io::Result<Option<Line>> {
+    // Room for the text and its end of line; whatever comes beyond is read past.
+    let room = cap + 2;
     let mut bytes = Vec::new();
-    let mut long = false;
+    let mut dropped = false;
     let mut any = false;
     loop {
         let buf = match input.fill_buf() {
@@ -363,9 +379,9 @@ fn read_line_capped(input: &mut impl BufRead, cap: usize) -> io::Result<Option<L
             Some(i) => (&buf[..=i], true),
             None => (buf, false),
         };
-        let room = cap.saturating_sub(bytes.len());
-        long |= part.len() > room;
-        bytes.extend_from_slice(&part[..part.len().min(room)]);
+        let keep = part.len().min(room - bytes.len());
+        dropped |= keep < part.len();
+        bytes.extend_from_slice(&part[..keep]);
         let used = part.len();
         input.consume(used);
         if done {
@@ -375,7 +391,18 @@ fn read_line_capped(input: &mut impl BufRead, cap: usize) -> io::Result<Option<L
     if !any {
         return Ok(None);
     }
-    Ok(Some(if long {
+    let mut text = bytes.len();
+    if !dropped {
+        // The end of line is not part of the text.
+        if bytes[..text].ends_with(b"\n") {
+            text -= 1;
+        }
+        if bytes[..text].ends_with(b"\r") {
+            text -= 1;
+        }
+    }
+    Ok(Some(if dropped || text > cap {
+        bytes.truncate(cap);
         Line::Long(bytes)
     } else {
         match String::from_utf8(bytes) {
@@ -391,7 +418,7 @@ fn read_line_capped(input: &mut impl BufRead, cap: usize) -> io::Result<Option<L
 fn batch(tb: &Tablebase, json: bool) -> anyhow::Result<ExitCode> {
     let stdin = io::stdin();
     let mut input = stdin.lock();
-    let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    let mut out = BufWriter::with_capacity(1 << 16, crate::output::stdout());
     let mut line_no = 0usize;
     let mut failed = 0usize;
     loop {
@@ -417,7 +444,10 @@ fn batch(tb: &Tablebase, json: bool) -> anyhow::Result<ExitCode> {
                         return Err(format!("longer than {MAX_LINE} bytes, not a position"))
                     }
                 };
-                let p: Position = s.trim().parse().map_err(|e| format!("{e}"))?;
+                let p = s
+                    .trim()
+                    .parse::<Position>()
+                    .map_err(|e| shortened(&e.to_string()))?;
                 let v = tb.score(&p).map_err(|e| format!("{e}"))?;
                 Ok((p, v))
             })

@@ -121,7 +121,12 @@ fn rewrite(args: &Args, source: Option<&Manifest>, tiers: Vec<u8>) -> anyhow::Re
     };
     let mut manifest = Manifest::load(&args.out)?;
     // A directory is never mixed: tables of another compression already there refuse it.
-    super::generate::resolve_compression(&args.out, manifest.as_ref(), Some(args.compression))?;
+    super::generate::resolve_compression(
+        &args.out,
+        manifest.as_ref(),
+        Some(args.compression),
+        "--out",
+    )?;
     for n in tiers {
         let path = tier_path(&args.dir, source, n);
         let t0 = Instant::now();

@@ -143,8 +143,9 @@ fn tier_is_complete(dir: &Path, manifest: &Manifest, rules: &Rules, n: u8) -> bo
 /// Runs `oware export`.
 ///
 /// # Errors
-/// The tables cannot be read, are not under `awari` (without `--force`), or the files cannot
-/// be written (the disk is checked before each tier).
+/// The tables cannot be read, are not under `awari` (without `--force`), the files cannot
+/// be written (the disk is checked before each tier), `--out` is `--dir`, or standard output
+/// cannot be written.
 pub fn run_export(args: ExportArgs) -> anyhow::Result<ExitCode> {
     let Format::Romein = args.format;
     // Before any thread starts: an interrupt removes the partial file being written.
@@ -273,7 +274,7 @@ fn exported_before(file: &Path, n: u8, entry: &TierEntry, source: &str) -> bool 
 /// # Errors
 /// A file is missing, of the wrong size or holds a value out of range; the directory holds
 /// other rules or another index; a table cannot be written; another process writes the
-/// directory.
+/// directory; `--dir` is `--from`; standard output cannot be written.
 pub fn run_import(args: ImportArgs) -> anyhow::Result<ExitCode> {
     let Format::Romein = args.format;
     // Before any thread starts: an interrupt removes the partial files written.
@@ -336,7 +337,12 @@ fn import(args: &ImportArgs, tiers: &[u8]) -> anyhow::Result<ExitCode> {
     }
     // The compression of the tables already there: a directory is never mixed.
     let opts = WriteOptions {
-        compression: super::generate::resolve_compression(&args.dir, Some(&manifest), None)?,
+        compression: super::generate::resolve_compression(
+            &args.dir,
+            Some(&manifest),
+            None,
+            "--dir",
+        )?,
         ..WriteOptions::default()
     };
     let positions: u64 = tiers.iter().map(|&n| RomeinOrder::new(n).size()).sum();

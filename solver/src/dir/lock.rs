@@ -41,12 +41,16 @@ pub enum LockError {
     },
 }
 
-/// Whether `e` is the error of an open with `O_NOFOLLOW` that met a symbolic link.
+/// Whether `e` is the error of an open with `O_NOFOLLOW` that met a symbolic link (`ELOOP`;
+/// `EMLINK` on FreeBSD).
 fn followed_a_link(e: &io::Error) -> bool {
     #[cfg(unix)]
-    return e.raw_os_error() == Some(libc::ELOOP);
+    return matches!(e.raw_os_error(), Some(libc::ELOOP | libc::EMLINK));
     #[cfg(not(unix))]
-    return false;
+    {
+        let _ = e;
+        false
+    }
 }
 
 fn holder(pid: Option<u32>) -> String {
@@ -103,8 +107,17 @@ impl DirLock {
                 io(e)
             }
         })?;
-        if !file.metadata().map_err(io)?.is_file() {
+        let meta = file.metadata().map_err(io)?;
+        if !meta.is_file() {
             return Err(not_plain("not a plain file, so not a lock file"));
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            // A hard link is another file's name as well: emptying it would empty that file.
+            if meta.nlink() > 1 {
+                return Err(not_plain("a file with other links, so not a lock file"));
+            }
         }
         match try_lock(&file) {
             Ok(true) => {}

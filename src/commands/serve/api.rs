@@ -353,11 +353,11 @@ async fn info(
     })))
 }
 
-/// A method other than GET on a page of the API: 405 as JSON.
+/// A method other than GET (or HEAD, answered as GET) on a page of the API: 405 as JSON.
 async fn method_not_allowed(method: axum::http::Method, uri: Uri) -> ApiError {
     ApiError {
         status: StatusCode::METHOD_NOT_ALLOWED,
-        message: format!("{method} {}: only GET is served", uri.path()),
+        message: format!("{method} {}: only GET (and HEAD) is served", uri.path()),
         extra: Value::Null,
     }
 }

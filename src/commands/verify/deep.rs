@@ -184,6 +184,8 @@ impl View<'_> {
         }
     }
 
+    /// Whether every line printed reached standard output.
+    ///
     /// # Errors
     /// The first write to standard output that failed.
     fn written(&self) -> std::io::Result<()> {
@@ -291,7 +293,8 @@ impl VerifyObserver for View<'_> {
 /// printing one line per tier on stdout (if `print`).
 ///
 /// # Errors
-/// The manifest cannot be read, or the verification does not fit in the memory available.
+/// The manifest cannot be read, the verification does not fit in the memory available, or
+/// standard output cannot be written.
 pub(super) fn verify_deep(
     comm: &dyn Comm,
     dir: &Path,
@@ -356,8 +359,8 @@ pub(super) fn verify_deep(
 /// tier; rank 0 shows the progress and prints the report.
 ///
 /// # Errors
-/// The directory or manifest cannot be read, the rules differ from the tables', or the
-/// verification does not fit in memory.
+/// The directory or manifest cannot be read, the rules differ from the tables', the
+/// verification does not fit in memory, or standard output cannot be written.
 pub(super) fn run(comm: &dyn Comm, args: &Args) -> anyhow::Result<ExitCode> {
     let root = comm.rank() == 0;
     let dir = &args.dir;
