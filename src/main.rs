@@ -44,7 +44,20 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // `--help`, `--version` (on stdout, status 0) or a usage error (on stderr, status 2),
+        // as clap prints them; a help that cannot be written is an error.
+        Err(e) => {
+            if let Err(w) = e.print() {
+                if !e.use_stderr() {
+                    output::errln!("error: {}", output::stdout_error(w));
+                    return ExitCode::FAILURE;
+                }
+            }
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+        }
+    };
     let result = match cli.command {
         Command::Generate(a) => commands::generate::run(a),
         Command::Probe(a) => commands::probe::run(a),

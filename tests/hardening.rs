@@ -829,6 +829,8 @@ fn a_full_standard_output_is_an_error_and_a_full_standard_error_is_ignored() {
         vec!["probe", "--json", "--dir", d, "1 0 0 0 0 0 0 0 0 0 0 1"],
         vec!["probe", "--dir", d, "1 0 0 0 0 0 0 0 0 0 0 1"],
         vec!["probe", "--dir", d, "--line", "1 0 0 0 0 0 0 0 0 0 0 1"],
+        vec!["--help"],
+        vec!["--version"],
     ] {
         let o = support::oware()
             .args(&args)
