@@ -292,7 +292,7 @@ impl Tablebase {
         }
         let (dir, manifest) = self.source(n);
         let path = self.file_of(dir, manifest.as_ref(), n);
-        let t = self.open_checked(path, n, Values::Scores, |path| Error::MissingTier {
+        let t = self.open_checked(path, n, Values::Scores, |path, _| Error::MissingTier {
             tier: n,
             path,
         })?;
@@ -314,8 +314,8 @@ impl Tablebase {
         Ok(cell.get_or_init(|| t))
     }
 
-    /// Opens `path` as the table of `values` of tier `n`: `missing(path)` when there is no
-    /// file (a symbolic link that leads nowhere, dangling or a loop, is not missing: opening
+    /// Opens `path` as the table of `values` of tier `n`: `missing(path, why)` when there is
+    /// no file, `why` the system's error that says so (a symbolic link that leads nowhere, dangling or a loop, is not missing: opening
     /// it names what is wrong), [`Error::RulesMismatch`] for other rules, [`Error::BadHeader`]
     /// when it holds another tier or other values.
     fn open_checked(
@@ -323,11 +323,12 @@ impl Tablebase {
         path: PathBuf,
         n: u8,
         values: Values,
-        missing: impl FnOnce(PathBuf) -> Error,
+        missing: impl FnOnce(PathBuf, std::io::Error) -> Error,
     ) -> Result<Table, Error> {
-        if std::fs::symlink_metadata(&path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
-        {
-            return Err(missing(path));
+        if let Err(why) = std::fs::symlink_metadata(&path) {
+            if why.kind() == std::io::ErrorKind::NotFound {
+                return Err(missing(path, why));
+            }
         }
         let t = Table::open(&path)?;
         if t.rules() != self.rules {
@@ -404,14 +405,11 @@ impl Tablebase {
             .as_ref()
             .and_then(|m| m.tiers.get(&n))
             .is_some_and(|e| e.distance.is_some());
-        let t = self.open_checked(path.clone(), n, Values::Distances, |path| {
+        let t = self.open_checked(path.clone(), n, Values::Distances, |path, why| {
             if recorded {
                 // The manifest records one: the file is missing (the system's error says
                 // so), not the tier's distances.
-                let gone = std::fs::symlink_metadata(&path)
-                    .err()
-                    .unwrap_or_else(|| std::io::ErrorKind::NotFound.into());
-                Error::io(&path, gone)
+                Error::io(&path, why)
             } else {
                 Error::MissingDistances { tier: n, path }
             }

@@ -1,6 +1,6 @@
 //! `oware probe`: the exact score of a position and of every move, or a batch on stdin.
 
-use std::io::{self, BufRead, BufWriter, Write};
+use std::io::{self, BufRead, BufWriter, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -363,34 +363,15 @@ fn read_line_capped(input: &mut impl BufRead, cap: usize) -> io::Result<Option<L
     // Room for the text and its end of line; whatever comes beyond is read past.
     let room = cap + 2;
     let mut bytes = Vec::new();
-    let mut dropped = false;
-    let mut any = false;
-    loop {
-        let buf = match input.fill_buf() {
-            Ok(b) => b,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if buf.is_empty() {
-            break;
-        }
-        any = true;
-        let (part, done) = match buf.iter().position(|&b| b == b'\n') {
-            Some(i) => (&buf[..=i], true),
-            None => (buf, false),
-        };
-        let keep = part.len().min(room - bytes.len());
-        dropped |= keep < part.len();
-        bytes.extend_from_slice(&part[..keep]);
-        let used = part.len();
-        input.consume(used);
-        if done {
-            break;
-        }
-    }
-    if !any {
+    if input
+        .by_ref()
+        .take(room as u64)
+        .read_until(b'\n', &mut bytes)?
+        == 0
+    {
         return Ok(None);
     }
+    let dropped = !bytes.ends_with(b"\n") && bytes.len() == room && input.skip_until(b'\n')? > 0;
     let mut text = bytes.len();
     if !dropped {
         // The end of line is not part of the text.

@@ -1,7 +1,7 @@
 //! A rank's arrays for a tier, allocated before its first exchange: where one rank cannot
 //! have its own, every rank stops with it rather than wait for it in a collective.
 
-use super::comm::Comm;
+use super::comm::{lowest_rank_where, Comm};
 use crate::error::{AllocError, OtherRankFailed};
 
 /// `own` (this rank's arrays for tier `tier`, or the error that stopped their allocation) if
@@ -21,15 +21,12 @@ pub(crate) fn agree_arrays<T>(
     positions: u64,
     bytes: u64,
 ) -> Result<T, AllocError> {
-    let rank = comm.rank() as u64;
-    // The first rank that failed wins the maximum; then it alone adds the bytes it asked for.
-    let first = comm.all_reduce_max(if own.is_err() { u64::MAX - rank } else { 0 });
-    if first == 0 {
+    // The first rank that failed; then it alone adds the bytes it asked for.
+    let Some(failed) = lowest_rank_where(comm, own.is_err()) else {
         return own;
-    }
-    let failed = u64::MAX - first;
+    };
     let asked = comm.all_reduce_sum(match &own {
-        Err(e) if rank == failed => e.bytes,
+        Err(e) if comm.rank() == failed => e.bytes,
         _ => 0,
     });
     own?;
@@ -41,7 +38,7 @@ pub(crate) fn agree_arrays<T>(
         cause: std::io::Error::new(
             std::io::ErrorKind::OutOfMemory,
             OtherRankFailed {
-                rank: failed as usize,
+                rank: failed,
                 asked,
             },
         ),

@@ -53,6 +53,21 @@ pub trait Comm {
     }
 }
 
+/// The lowest rank of `comm` where `here` holds (each rank passes its own), on every rank;
+/// `None` where it holds on none. A collective: one reduction, each rank's mark
+/// `u64::MAX - rank`, so that the lowest rank's is the maximum.
+pub(crate) fn lowest_rank_where(comm: &dyn Comm, here: bool) -> Option<usize> {
+    let mark = if here {
+        u64::MAX - comm.rank() as u64
+    } else {
+        0
+    };
+    match comm.all_reduce_max(mark) {
+        0 => None,
+        m => Some((u64::MAX - m) as usize),
+    }
+}
+
 /// Packs bytes into words for [`Comm::exchange`]: word 0 holds the length, then 8 bytes a
 /// word, little-endian.
 pub(crate) fn pack_bytes(bytes: &[u8]) -> Vec<u64> {

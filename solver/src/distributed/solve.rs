@@ -374,16 +374,9 @@ pub fn solve_tier_local<'a>(
     // Every rank stops the tier once one rank's lists outgrow its room: collectives, the
     // most bytes counted, then the lowest rank that counted them.
     let worst = comm.all_reduce_max(room.outgrown_at());
-    let worst_rank = if worst == 0 {
-        0
-    } else {
-        let rank = comm.rank() as u64;
-        let mark = if room.outgrown_at() == worst {
-            u64::MAX - rank
-        } else {
-            0
-        };
-        (u64::MAX - comm.all_reduce_max(mark)) as usize
+    let worst_rank = match worst {
+        0 => 0,
+        _ => super::comm::lowest_rank_where(comm, room.outgrown_at() == worst).unwrap_or(0),
     };
     room.check_ranks(worst, worst_rank)?;
     stats.far_exits = ctx.far.iter().map(|f| f.len() as u64).sum();
