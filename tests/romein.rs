@@ -49,15 +49,7 @@ fn export_then_import_gives_the_same_tables() {
         tmp.path().join("back"),
     );
     generate(&ours, "awari", 12);
-    ok(&[
-        "export",
-        "--format",
-        "romein",
-        "--dir",
-        s(&ours),
-        "--out",
-        s(&files),
-    ]);
+    export(&ours, &files);
     // Each file: one byte per position in their order, each the position's score.
     let tb = Tablebase::open(&ours).unwrap();
     assert_eq!(*tb.rules(), Rules::AWARI);
@@ -206,6 +198,20 @@ fn other_rules_and_bad_files_are_refused() {
     assert_eq!(support::leftovers(&dest), Vec::<String>::new());
 }
 
+/// `oware export --format romein` of the tables in `dir` into `out`, which must succeed: its
+/// stdout.
+fn export(dir: &Path, out: &Path) -> String {
+    ok(&[
+        "export",
+        "--format",
+        "romein",
+        "--dir",
+        s(dir),
+        "--out",
+        s(out),
+    ])
+}
+
 /// `oware import` from `files` into `dest`, which must succeed: its stdout.
 fn import(files: &Path, dest: &Path) -> String {
     ok(&[
@@ -228,15 +234,7 @@ fn an_interrupted_import_resumes_byte_identical() {
         tmp.path().join("whole"),
     );
     generate(&ours, "awari", 12);
-    ok(&[
-        "export",
-        "--format",
-        "romein",
-        "--dir",
-        s(&ours),
-        "--out",
-        s(&files),
-    ]);
+    export(&ours, &files);
     // Every tier fits in memory: each is read once, whether or not its size is a multiple
     // of the blocks' entries.
     let said = import(&files, &whole);
@@ -472,15 +470,7 @@ fn a_directory_is_never_exported_or_imported_into_itself() {
     assert!(!awari.join("scores.6").exists());
 
     let files = tmp.path().join("files");
-    ok(&[
-        "export",
-        "--format",
-        "romein",
-        "--dir",
-        s(&awari),
-        "--out",
-        s(&files),
-    ]);
+    export(&awari, &files);
     let before = std::fs::read(files.join("manifest.json")).unwrap();
     let e = failed_import(&files, &files);
     assert_eq!(e, "error: --dir must be another directory than --from\n");
@@ -579,15 +569,7 @@ fn an_import_or_recompress_never_mixes_compressions_in_a_directory() {
         tmp.path().join("zstd"),
     );
     generate(&ours, "awari", 6);
-    ok(&[
-        "export",
-        "--format",
-        "romein",
-        "--dir",
-        s(&ours),
-        "--out",
-        s(&files),
-    ]);
+    export(&ours, &files);
     ok(&[
         "generate",
         "--quiet",
@@ -626,15 +608,7 @@ fn info_with_format_romein_says_it_sets_the_manifest_aside() {
     let tmp = tempfile::tempdir().unwrap();
     let (ours, files) = (tmp.path().join("ours"), tmp.path().join("files"));
     generate(&ours, "awari", 3);
-    ok(&[
-        "export",
-        "--format",
-        "romein",
-        "--dir",
-        s(&ours),
-        "--out",
-        s(&files),
-    ]);
+    export(&ours, &files);
     let forced = ok(&["info", "--format", "romein", "--dir", s(&files)]);
     assert!(
         forced.contains("\nmanifest   set aside (--format romein reads the files)\n"),
