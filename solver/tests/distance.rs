@@ -14,7 +14,10 @@ use std::sync::Arc;
 
 use oware_db::index::{IndexKind, TierIndex};
 use oware_db::{Outcome, Position, Rules};
-use oware_solver::{check_distances, tier_distances, DistanceError, LowerTiers, NO_DISTANCE};
+use oware_solver::{
+    check_distances, solve_tier_sliced, solve_tier_tuned, tier_distances, DistanceError,
+    LowerTiers, NoProgress, Tuning, NO_DISTANCE,
+};
 
 fn score(tiers: &[Vec<i8>], p: &Position) -> i8 {
     let idx = TierIndex::new(p.seeds(), IndexKind::Reachable);
@@ -258,4 +261,97 @@ fn the_worked_example_of_the_rules() {
         let c = idx.rank(&child).unwrap() as usize;
         assert_eq!((tiers[12][c], d[c]), (-2, 26), "house {}", m.house);
     }
+}
+
+/// Solves tier `n` with its distances decided in rounds ([`Tuning::distances`]), with
+/// `tuning`, on `threads` threads: the scores and the distances.
+fn solved_in_rounds(
+    rules: &Rules,
+    n: u8,
+    lower: &LowerTiers,
+    tuning: Tuning,
+    threads: usize,
+) -> (Vec<i8>, Vec<u8>) {
+    let tuning = Tuning {
+        distances: true,
+        ..tuning
+    };
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(|| {
+            let (s, _) = solve_tier_tuned(rules, n, lower, &NoProgress, tuning).unwrap();
+            let d = s
+                .distances()
+                .unwrap()
+                .expect("distances asked for")
+                .to_vec();
+            (s.to_vec(), d)
+        })
+}
+
+/// The distances the solver decides in rounds are those of the separate pass, byte for
+/// byte, and its scores those of the solver without them, under every rule option up to
+/// tier 10 (where the separate pass agrees with the brute force, above) and both presets
+/// up to tier 14; with the default tuning and with carried lists and stacks of one
+/// position (so that most rounds go through the frontier bits), on 1, 2 and 4 threads.
+#[test]
+fn distances_decided_in_rounds_are_those_of_the_separate_pass() {
+    let tiny = Tuning {
+        stack: 1,
+        budget: 1,
+        ..Tuning::default()
+    };
+    for rules in common::test_rules() {
+        let top = if rules == Rules::ABAPA || rules == Rules::AWARI {
+            14
+        } else {
+            10
+        };
+        let (tiers, _) = solved_below(&rules, top);
+        let mut lower = LowerTiers::new();
+        for n in 0..=top {
+            let scores = &tiers[n as usize];
+            let want = tier_distances(&rules, n, scores, &lower).unwrap();
+            let runs: &[(Tuning, usize)] = if n == top || n == 9 {
+                &[
+                    (Tuning::default(), 1),
+                    (Tuning::default(), 2),
+                    (tiny, 1),
+                    (tiny, 4),
+                ]
+            } else {
+                &[(Tuning::default(), 2)]
+            };
+            for &(tuning, threads) in runs {
+                let (s, d) = solved_in_rounds(&rules, n, &lower, tuning, threads);
+                assert!(&s == scores, "{rules} tier {n}: scores differ");
+                let first = (0..d.len()).find(|&i| d[i] != want[i]);
+                assert_eq!(
+                    first.map(|i| (i, d[i], want[i])),
+                    None,
+                    "{rules} tier {n} {tuning:?} {threads} threads: (index, rounds, pass)"
+                );
+            }
+            lower.push(Arc::from(scores.clone()));
+        }
+    }
+}
+
+/// A tier whose lower tiers are read in slices gets the distances of the resident path.
+#[test]
+fn distances_of_a_sliced_tier_are_those_of_the_resident_path() {
+    let rules = Rules::AWARI;
+    let n = 15;
+    let (tiers, lower) = solved_below(&rules, n);
+    let resident = solved_in_rounds(&rules, n, &lower, Tuning::default(), 2);
+    let tuning = Tuning {
+        distances: true,
+        ..Tuning::default()
+    };
+    let (s, stats) = solve_tier_sliced(&rules, n, &lower, 1 << 18, &NoProgress, tuning).unwrap();
+    assert!(stats.exit_sweeps > 2, "{} sweeps", stats.exit_sweeps);
+    assert!(s.as_slice() == &tiers[n as usize][..]);
+    assert!(s.distances().unwrap().unwrap() == &resident.1[..]);
 }

@@ -68,6 +68,7 @@ use first_pass::{first_cells, fold_cells, Sweep};
 pub(crate) mod buffer;
 pub(crate) mod cell;
 pub(crate) mod first_pass;
+pub(crate) mod rounds;
 
 /// Positions handled per parallel work item in the sequential phases; one far-exit list
 /// each.
@@ -102,14 +103,32 @@ pub struct SolveStats {
     pub init_seconds: f64,
     /// Seconds spent in the scans that start each level and the propagation they start.
     pub scan_seconds: f64,
-    /// Seconds spent in frontier sweeps (the propagation left over by the scans).
+    /// Seconds spent in frontier sweeps (the propagation left over by the scans), or, with
+    /// distances, in the rounds.
     pub sweep_seconds: f64,
+    /// Rounds over all levels, when the levels were decided in rounds for the distances
+    /// ([`Tuning::distances`]); 0 otherwise.
+    pub distance_rounds: u64,
+    /// Why the distances were not decided with the scores, where the caller that asked for
+    /// them found no room for them (set by the caller; the solver leaves it `None`).
+    pub distances_skipped: Option<String>,
 }
 
 /// The solved scores of a tier: one `i8` per index of [`TierIndex`] (reachable kind).
 pub struct TierScores {
     // The cells, each turned into its score.
     cells: AtomicBuf<AtomicU8>,
+    // The distances, when asked for ([`Tuning::distances`]).
+    distances: Option<TierDistances>,
+    tier: u8,
+}
+
+/// What the rounds of a solve found of the distances to conversion.
+enum TierDistances {
+    /// One byte per position, as a distance table stores them.
+    Found(AtomicBuf<AtomicU8>),
+    /// Some distance exceeds what a byte holds.
+    TooFar,
 }
 
 impl TierScores {
@@ -124,6 +143,29 @@ impl TierScores {
     /// The scores as an owned vector (one copy).
     pub fn to_vec(&self) -> Vec<i8> {
         self.as_slice().to_vec()
+    }
+
+    /// The distances to conversion of the tier's positions, one byte each as a distance
+    /// table stores them ([`NO_DISTANCE`](crate::NO_DISTANCE) where the score is 0), when
+    /// the solve computed them ([`Tuning::distances`]).
+    ///
+    /// # Errors
+    /// [`DistanceError::TooFar`](crate::DistanceError::TooFar) when a distance exceeds
+    /// [`MAX_DISTANCE`](crate::MAX_DISTANCE); `Ok(None)` when none were asked for.
+    pub fn distances(&self) -> Result<Option<&[u8]>, crate::DistanceError> {
+        match &self.distances {
+            None => Ok(None),
+            Some(TierDistances::Found(d)) => Ok(Some(d.as_bytes().get(..d.len()).unwrap_or(&[]))),
+            Some(TierDistances::TooFar) => Err(crate::DistanceError::TooFar {
+                tier: self.tier,
+                max: crate::MAX_DISTANCE,
+            }),
+        }
+    }
+
+    /// Frees the distances (once written).
+    pub fn drop_distances(&mut self) {
+        self.distances = None;
     }
 }
 
@@ -356,7 +398,9 @@ pub fn solve_tier(
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Tuning {
     /// Most positions a task's work stack holds; further decisions go to the frontier bits.
-    /// At least 1 (0 is taken as 1).
+    /// At least 1 (0 is taken as 1). With [`Tuning::distances`], 32 times this many
+    /// positions are carried with their boards from one round to the next, the others
+    /// marked in the frontier bits.
     pub stack: usize,
     /// Positions a task propagates before it leaves the rest to the frontier bits. At least 1
     /// (0 is taken as 1).
@@ -371,6 +415,14 @@ pub struct Tuning {
     /// ([`TierPlan::far_exit_room`](crate::memory::TierPlan::far_exit_room)). The default
     /// is unlimited.
     pub far_exit_room: u64,
+    /// Decide each level in rounds, breadth first, and keep the round that decides each
+    /// position as its distance to conversion ([`TierScores::distances`]): one more byte
+    /// per position during the propagation (`solve/rounds.rs`). The scores are the same.
+    pub distances: bool,
+    /// Release the pages of the memory-mapped lower tiers once the exits are computed,
+    /// before the distances' bytes are allocated, when the memory plan has no room for both
+    /// ([`solve_tier_tuned`] only).
+    pub release_lower: bool,
 }
 
 impl Default for Tuning {
@@ -380,6 +432,8 @@ impl Default for Tuning {
             budget: 1 << 15,
             exact_exits: 48,
             far_exit_room: u64::MAX,
+            distances: false,
+            release_lower: false,
         }
     }
 }
@@ -417,6 +471,9 @@ pub fn solve_tier_tuned(
             })
             .collect();
         room.check()?;
+        if tuning.release_lower {
+            lower.release_pages();
+        }
         Ok(far)
     })
 }
@@ -698,6 +755,14 @@ fn solve_with<E: From<AllocError>>(
 
     // Levels.
     progress.start(Phase::Propagate, size as u64);
+    if tuning.distances {
+        let distances = solve_in_rounds(&ctx, progress, &mut stats)?;
+        let mut finished = finish(cells, &codes, n);
+        finished.scores.distances = Some(distances);
+        stats.endless = finished.endless;
+        stats.finite = size as u64 - finished.endless;
+        return Ok((finished.scores, stats));
+    }
     for k in (1..=ctx.n as i8).rev() {
         let t = Instant::now();
         let taken = level_start(&ctx, k);
@@ -716,11 +781,43 @@ fn solve_with<E: From<AllocError>>(
     }
 
     // Finish: undecided positions score 0.
-    let scores = finish(cells, &codes);
+    let scores = finish(cells, &codes, n);
     stats.endless = scores.endless;
     stats.finite = size as u64 - scores.endless;
     let scores = scores.scores;
     Ok((scores, stats))
+}
+
+/// The levels decided in rounds (`rounds.rs`): the distances of the tier, with the
+/// seconds and rounds in `stats`.
+fn solve_in_rounds(
+    ctx: &Ctx<'_>,
+    progress: &dyn Progress,
+    stats: &mut SolveStats,
+) -> Result<TierDistances, AllocError> {
+    let size = ctx.cells.len();
+    let n = ctx.n;
+    let dist = AtomicBuf::<AtomicU8>::zeroed(size)
+        .map_err(|e| AllocError::new::<AtomicU8>(n, "distances", size as u64, size, e))?;
+    let flags = size.div_ceil(DIRTY);
+    let dirty = try_vec(flags, |_| AtomicBool::new(false)).map_err(|e| {
+        AllocError::new::<AtomicBool>(n, "dirty flags", size as u64, flags, e.into_io())
+    })?;
+    let carry = (ctx.tuning.stack * rounds::CARRY_PER_STACK) as i64;
+    let rounds = rounds::Rounds::new(&dist, [ctx.high, ctx.low], [ctx.dirty, &dirty], carry);
+    let t = Instant::now();
+    for k in (1..=n as i8).rev() {
+        let (taken, r) = rounds::level_in_rounds(ctx, &rounds, k);
+        progress.advance(taken);
+        stats.distance_rounds += r;
+    }
+    stats.sweep_seconds += t.elapsed().as_secs_f64();
+    if rounds.too_far.load(Ordering::Relaxed) {
+        return Ok(TierDistances::TooFar);
+    }
+    let mut dist = dist;
+    rounds::finish_distances(&mut dist.as_mut_bytes()[..size]);
+    Ok(TierDistances::Found(dist))
 }
 
 /// Level start: decides high the undecided positions whose exit is `k`, and propagates them
@@ -886,7 +983,7 @@ struct Finished {
 
 /// Turns every cell into its score in place (undecided ones into 0), in parallel, and
 /// counts the undecided ones.
-fn finish(cells: AtomicBuf<AtomicU8>, codes: &Codes) -> Finished {
+fn finish(cells: AtomicBuf<AtomicU8>, codes: &Codes, tier: u8) -> Finished {
     let codes = *codes;
     let mut cells = cells;
     let endless = cells
@@ -902,7 +999,11 @@ fn finish(cells: AtomicBuf<AtomicU8>, codes: &Codes) -> Finished {
         })
         .sum();
     Finished {
-        scores: TierScores { cells },
+        scores: TierScores {
+            cells,
+            distances: None,
+            tier,
+        },
         endless,
     }
 }

@@ -1,0 +1,318 @@
+//! The levels decided in rounds, breadth first, so that each position's distance to
+//! conversion (docs/RULES.md) is the round that decides it: what [`solve_tier`] does in place
+//! of the depth-first propagation when [`Tuning::distances`] asks for distances.
+//!
+//! At level `k` every position scoring `±k` is decided by the level's scan or by a child of
+//! the same level (docs/DESIGN.md, *Levels*), and its distance depends only on those
+//! children:
+//!
+//! - round 0 holds the scan's positions without a legal move (distance 0);
+//! - the scan's other positions (a waiting position of exit `k`, whose keeping exit is one
+//!   ply; a pending `−k`, every keeping move of which leaves the tier) are at distance 1;
+//! - a child taken in round `r` decides its parents in round `r + 1`: a high parent with its
+//!   first low child, the nearest, since every child of an earlier round was taken before;
+//!   a low parent with its last open child, the farthest, since every other child that keeps
+//!   its score was taken in an earlier round or this one.
+//!
+//! A round's positions are carried with their boards from the round that decided them
+//! (lists of at most [`CARRY`] entries in all; the rest go to a frontier bit set, one per
+//! round parity, and are unranked when swept), so nothing is unranked twice.
+//!
+//! [`solve_tier`]: super::solve_tier
+//! [`Tuning::distances`]: super::Tuning::distances
+
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, Ordering};
+
+use oware_db::rules::GrandSlam;
+use oware_db::{Position, Rules};
+use rayon::prelude::*;
+
+use super::{start_cell, Ctx, Decided, BATCH, CHILD_LOW, CHUNK};
+use crate::granule::{DIRTY, LEVEL_GRANULE};
+
+/// Positions carried with their boards from one round to the next per position of a work
+/// stack ([`Tuning::stack`](super::Tuning::stack)): 2^18 by default, 32 bytes each; the
+/// others are marked in the frontier bits.
+pub(super) const CARRY_PER_STACK: usize = 32;
+
+/// Bytes the carried lists take at most with the default tuning: those a round reads and
+/// those it makes (16 MiB).
+pub(crate) const CARRY_BYTES: u64 =
+    2 * (CARRY_PER_STACK * (1 << 13) * std::mem::size_of::<Decided>()) as u64;
+
+/// Positions of a carried list handled per parallel work item.
+const CARRY_PIECE: usize = 2048;
+
+/// The state of the rounds beside the solver's [`Ctx`].
+pub(super) struct Rounds<'a> {
+    /// Each position's distance plus one, 0 where none was found (yet).
+    pub dist: &'a [AtomicU8],
+    /// The frontier bits of the rounds of even and odd number, and their dirty flags.
+    pub bits: [&'a [AtomicU64]; 2],
+    pub dirty: [&'a [AtomicBool]; 2],
+    /// Most entries the lists of one round take.
+    carry: i64,
+    /// Entries the lists of the round being made may still take.
+    room: AtomicI64,
+    /// Positions marked in each parity's bits since they were last swept.
+    marked: [AtomicU64; 2],
+    /// A distance beyond what a byte holds was met.
+    pub too_far: AtomicBool,
+}
+
+impl<'a> Rounds<'a> {
+    /// The rounds' state over these arrays, carrying at most `carry` positions with their
+    /// boards from one round to the next.
+    pub(super) fn new(
+        dist: &'a [AtomicU8],
+        bits: [&'a [AtomicU64]; 2],
+        dirty: [&'a [AtomicBool]; 2],
+        carry: i64,
+    ) -> Self {
+        Rounds {
+            dist,
+            bits,
+            dirty,
+            carry,
+            room: AtomicI64::new(carry),
+            marked: [AtomicU64::new(0), AtomicU64::new(0)],
+            too_far: AtomicBool::new(false),
+        }
+    }
+
+    /// Marks `j` in the bits of parity `to` (never those being swept: a round sweeps one
+    /// parity and marks the other, and rounds are separated by rayon's joins).
+    #[inline]
+    fn mark(&self, to: usize, j: u64) {
+        self.bits[to][j as usize / 64].fetch_or(1 << (j % 64), Ordering::Relaxed);
+        let flag = &self.dirty[to][j as usize / DIRTY];
+        if !flag.load(Ordering::Relaxed) {
+            flag.store(true, Ordering::Relaxed);
+        }
+        self.marked[to].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Records the distance `d` of the position `j` just decided.
+    #[inline(always)]
+    fn set(&self, j: u64, d: u64) {
+        if d > u64::from(crate::distance::MAX_DISTANCE) {
+            self.too_far.store(true, Ordering::Relaxed);
+        }
+        self.dist[j as usize].store(d.min(254) as u8 + 1, Ordering::Relaxed);
+    }
+
+    /// Hands over the position `j` (low if `low`, board `p`) for the round of parity `to`:
+    /// onto `out` while the lists have room, otherwise into that round's frontier bits.
+    #[inline(always)]
+    fn hand_over(&self, out: &mut Vec<Decided>, to: usize, j: u64, low: bool, p: Position) {
+        if self.room.fetch_sub(1, Ordering::Relaxed) > 0 {
+            out.push((j | u64::from(low) << CHILD_LOW, p));
+        } else {
+            self.mark(to, j);
+        }
+    }
+}
+
+/// Whether `p` has no legal move under `rules`: the game ends there (rule 6).
+#[inline]
+pub(crate) fn has_no_move(p: &Position, rules: &Rules) -> bool {
+    if p.mover_seeds() == 0 {
+        return true;
+    }
+    // With seeds on both sides every house that holds some is a legal move, unless a
+    // grand slam is illegal.
+    if p.opponent_seeds() > 0 && rules.grand_slam != GrandSlam::Illegal {
+        return false;
+    }
+    !p.for_each_move(rules, |_| {})
+}
+
+/// What one work item of a round leaves: the positions it decided, carried for the next
+/// round, and how many it took and decided.
+#[derive(Default)]
+struct Made {
+    out: Vec<Decided>,
+    taken: u64,
+    decided: u64,
+}
+
+/// A work item's buffers.
+struct Step {
+    buf: Vec<(u64, Position)>,
+    made: Made,
+}
+
+impl Step {
+    fn new() -> Self {
+        Step {
+            buf: Vec::with_capacity(BATCH + 64),
+            made: Made::default(),
+        }
+    }
+
+    /// Propagates the position `j` of round `r` (low if `low`, board `p`) one step: its
+    /// parents' updates are buffered and applied in batches.
+    #[inline(always)]
+    fn take(&mut self, ctx: &Ctx<'_>, rounds: &Rounds<'_>, k: i8, r: u64, d: Decided) {
+        let (j, p) = d;
+        let low = j >> CHILD_LOW != 0;
+        ctx.parents(&p, low, &mut self.buf);
+        self.made.taken += 1;
+        if self.buf.len() >= BATCH {
+            self.flush(ctx, rounds, k, r);
+        }
+    }
+
+    /// Applies the buffered updates of round `r`: a parent decided by one is at distance
+    /// `r + 1`, handed over to the next round.
+    fn flush(&mut self, ctx: &Ctx<'_>, rounds: &Rounds<'_>, k: i8, r: u64) {
+        let to = ((r + 1) % 2) as usize;
+        for &(update, p) in &self.buf {
+            if let Some(low) = ctx.act_on(update, k) {
+                let j = update & !(1 << CHILD_LOW);
+                rounds.set(j, r + 1);
+                rounds.hand_over(&mut self.made.out, to, j, low, p);
+                self.made.decided += 1;
+            }
+        }
+        self.buf.clear();
+    }
+
+    fn finish(mut self, ctx: &Ctx<'_>, rounds: &Rounds<'_>, k: i8, r: u64) -> Made {
+        self.flush(ctx, rounds, k, r);
+        self.made
+    }
+}
+
+/// Decides level `k` in rounds (see the module docs). Returns how many positions it
+/// propagated and how many rounds it took.
+pub(super) fn level_in_rounds(ctx: &Ctx<'_>, rounds: &Rounds<'_>, k: i8) -> (u64, u64) {
+    // The scan: positions without a move go to round 0's bits, the others to round 1's list.
+    rounds.room.store(rounds.carry, Ordering::Relaxed);
+    let scanned: Vec<Made> = ctx
+        .cells
+        .par_chunks(CHUNK)
+        .enumerate()
+        .map_init(
+            || ctx.index.unranker(),
+            |unranker, (c, chunk)| {
+                let mut made = Made::default();
+                for (g, granule) in chunk.chunks(LEVEL_GRANULE).enumerate() {
+                    let levels = &ctx.levels[c * (CHUNK / LEVEL_GRANULE) + g];
+                    if levels.fetch_and(!(1u64 << k), Ordering::Relaxed) & 1u64 << k == 0 {
+                        continue;
+                    }
+                    let base = c * CHUNK + g * LEVEL_GRANULE;
+                    for (q, oct) in granule.chunks(8).enumerate() {
+                        let mut hits = super::oct_hits(oct, ctx.codes, k);
+                        while hits != 0 {
+                            let i = hits.trailing_zeros() as usize / 8;
+                            hits &= hits - 1;
+                            if let Some(v) = start_cell(&oct[i], ctx.codes, k) {
+                                let j = (base + q * 8 + i) as u64;
+                                let p = unranker.unrank(j);
+                                if has_no_move(&p, ctx.rules) {
+                                    rounds.set(j, 0);
+                                    rounds.mark(0, j);
+                                } else {
+                                    rounds.set(j, 1);
+                                    rounds.hand_over(&mut made.out, 1, j, v < 0, p);
+                                }
+                                made.decided += 1;
+                            }
+                        }
+                    }
+                }
+                made
+            },
+        )
+        .filter(|m| m.decided > 0)
+        .collect();
+    let mut left: u64 = scanned.iter().map(|m| m.decided).sum();
+    // Round 0 reads only bits; the scan's lists wait for round 1.
+    let mut carried: Vec<Vec<Decided>> = Vec::new();
+    let mut waiting: Vec<Vec<Decided>> = scanned.into_iter().map(|m| m.out).collect();
+    let mut taken = 0u64;
+    let mut r = 0u64;
+    while left > 0 {
+        // Round 0's lists share the room with the scan's, which round 1 reads with them.
+        if r > 0 {
+            rounds.room.store(rounds.carry, Ordering::Relaxed);
+        }
+        let made = round(ctx, rounds, k, r, &carried);
+        taken += made.iter().map(|m| m.taken).sum::<u64>();
+        let decided: u64 = made.iter().map(|m| m.decided).sum();
+        left -= made.iter().map(|m| m.taken).sum::<u64>();
+        left += decided;
+        carried = std::mem::take(&mut waiting);
+        carried.extend(made.into_iter().map(|m| m.out).filter(|v| !v.is_empty()));
+        r += 1;
+    }
+    (taken, r)
+}
+
+/// Round `r` of level `k`: takes the positions carried in `carried` and those marked in the
+/// round's bits, and propagates each one step.
+fn round(ctx: &Ctx<'_>, rounds: &Rounds<'_>, k: i8, r: u64, carried: &[Vec<Decided>]) -> Vec<Made> {
+    let from = (r % 2) as usize;
+    let mut made: Vec<Made> = carried
+        .par_iter()
+        .flat_map(|list| list.par_chunks(CARRY_PIECE))
+        .map(|piece| {
+            let mut step = Step::new();
+            for &d in piece {
+                step.take(ctx, rounds, k, r, d);
+            }
+            step.finish(ctx, rounds, k, r)
+        })
+        .collect();
+    if rounds.marked[from].swap(0, Ordering::Relaxed) == 0 {
+        return made;
+    }
+    // The bits, by runs of `FLAGS` dirty flags, each flag's positions swept when it is set.
+    const FLAGS: usize = 64;
+    const WORDS: usize = DIRTY / 64;
+    let (bits, dirty) = (rounds.bits[from], rounds.dirty[from]);
+    let swept: Vec<Made> = dirty
+        .par_chunks(FLAGS)
+        .enumerate()
+        .filter(|(_, flags)| flags.iter().any(|f| f.load(Ordering::Relaxed)))
+        .map_init(
+            || ctx.index.unranker(),
+            |unranker, (c, flags)| {
+                let mut step = Step::new();
+                for (g, flag) in flags.iter().enumerate() {
+                    if !flag.swap(false, Ordering::Relaxed) {
+                        continue;
+                    }
+                    let first = (c * FLAGS + g) * WORDS;
+                    for (w, word) in bits[first..].iter().take(WORDS).enumerate() {
+                        let mut x = word.swap(0, Ordering::Relaxed);
+                        let base = ((first + w) as u64) * 64;
+                        while x != 0 {
+                            let j = base + u64::from(x.trailing_zeros());
+                            x &= x - 1;
+                            let low = ctx.cells[j as usize].load(Ordering::Relaxed)
+                                == super::cell::Codes::decided(-k);
+                            let p = unranker.unrank(j);
+                            step.take(ctx, rounds, k, r, (j | u64::from(low) << CHILD_LOW, p));
+                        }
+                    }
+                }
+                step.finish(ctx, rounds, k, r)
+            },
+        )
+        .collect();
+    made.extend(swept);
+    made
+}
+
+/// Turns the distances plus one of [`Rounds::dist`] into the bytes of a distance table, in
+/// place: `d + 1` into `d`, 0 (none) into [`NO_DISTANCE`](crate::distance::NO_DISTANCE).
+pub(crate) fn finish_distances(bytes: &mut [u8]) {
+    bytes.par_chunks_mut(CHUNK).for_each(|chunk| {
+        for b in chunk {
+            *b = b.wrapping_sub(1);
+        }
+    });
+}
