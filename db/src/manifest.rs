@@ -77,9 +77,15 @@ pub struct DistanceEntry {
     pub checksum: String,
     /// The longest distance in the tier, in plies.
     pub max: u16,
-    /// Seconds the distances took to compute.
+    /// Seconds the distances took to compute: with `rounds`, the seconds of the rounds that
+    /// decided the scores and the distances together.
     #[serde(default)]
     pub seconds: f64,
+    /// How they were made: decided with the scores, each level in rounds (docs/DESIGN.md,
+    /// *Distances to conversion*), this many rounds over all levels; absent where they were
+    /// computed by a pass of their own after the scores.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<u64>,
     /// The checksum the distance table had when `oware verify --deep` proved every distance
     /// from its children's; absent when it has not been.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -47,6 +47,14 @@ pub fn far_exit_bytes(n: u8, positions: u64) -> u64 {
     chunks * (FAR_POINTER_BYTES + FAR_ALLOC_BYTES) + listed * FAR_ENTRY_BYTES
 }
 
+/// Bytes the distances to conversion take while a tier of `positions` positions is solved
+/// with them ([`Tuning::distances`](crate::Tuning::distances)), beside [`tier_memory`]: one
+/// byte per position and the positions carried from one round to the next. Allocated once
+/// the exits are computed, so never beside a slice of the lower tiers.
+pub fn distance_bytes(positions: u64) -> u64 {
+    positions + crate::solve::rounds::CARRY_BYTES
+}
+
 /// Bytes of [`tier_memory`] that the solver touches only once the tier's exits are computed:
 /// the two frontier bits per position. They are allocated with the cells, as zeroed
 /// anonymous memory, whose pages the kernel backs only when first written; no page of them

@@ -152,6 +152,9 @@ fn distance_info(args: &Args, manifest: Option<&Manifest>, n: u8) -> Option<(Val
     if let Some(d) = recorded {
         row["max"] = json!(d.max);
         row["seconds"] = json!(d.seconds);
+        if let Some(r) = d.rounds {
+            row["rounds"] = json!(r);
+        }
         row["verified"] = json!(d.verified.is_some());
     }
     let t = match Table::open(&path) {

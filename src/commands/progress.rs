@@ -272,9 +272,14 @@ impl GenerateObserver for Bars {
                     TierDistances::Written {
                         max,
                         seconds,
+                        rounds,
                         file_size,
                     } => format!(
-                        ", distances {seconds:.2} s (longest {max} plies, {:.2} bits per position)",
+                        ", distances {} (longest {max} plies, {:.2} bits per position)",
+                        match rounds {
+                            Some(r) => format!("with the scores in {r} rounds"),
+                            None => format!("{seconds:.2} s"),
+                        },
                         *file_size as f64 * 8.0 / positions.max(1) as f64
                     ),
                     TierDistances::Skipped(why) => format!("; no distance table: {why}"),

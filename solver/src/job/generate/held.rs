@@ -15,7 +15,7 @@ use super::{
 };
 use crate::dir::write::{write_table_parallel, DEFAULT_BATCH_BLOCKS};
 use crate::dir::TableDir;
-use crate::distance::{tier_distances, DistanceError, DISTANCE_BYTES_PER_POSITION, NO_DISTANCE};
+use crate::distance::NO_DISTANCE;
 use crate::distributed::{
     solve_tier_local, write_table_distributed, Comm, LocalScores, LowerShare, PartitionConfig,
 };
@@ -23,7 +23,8 @@ use crate::job::ranks::{agree, tier_batch};
 use crate::lower::slice::{cut_slices, TableSource, SLICE_ALIGN};
 use crate::lower::LowerTiers;
 use crate::memory::{
-    exchange_memory, far_exit_bytes, human_bytes, partition_memory, plan_tier, ExitPlan, TierPlan,
+    distance_bytes, exchange_memory, far_exit_bytes, human_bytes, partition_memory, plan_tier,
+    ExitPlan, TierPlan,
 };
 use crate::solve::{solve_tier_sliced, solve_tier_tuned, TierScores, Tuning};
 
@@ -73,12 +74,9 @@ impl Solved {
 
 /// The distances of a tier just solved, on their way to its distance table.
 pub(super) enum Distances {
-    /// Computed, not written yet: one byte per position, the longest, the seconds taken.
-    Held {
-        bytes: Vec<u8>,
-        max: u8,
-        seconds: f64,
-    },
+    /// Decided with the scores, held in the solved tier, not written yet: the longest, the
+    /// seconds of the rounds that decided them (and the scores).
+    Held { max: u8, seconds: f64, rounds: u64 },
     /// Written, and recorded so in the manifest (on rank 0).
     Written(DistanceEntry),
     /// Not computed, for the reason given.
@@ -91,14 +89,20 @@ impl Distances {
     /// What the report says of them.
     pub(super) fn report(&self) -> TierDistances {
         match self {
-            Distances::Held { max, seconds, .. } => TierDistances::Written {
+            Distances::Held {
+                max,
+                seconds,
+                rounds,
+            } => TierDistances::Written {
                 max: *max,
                 seconds: *seconds,
+                rounds: Some(*rounds),
                 file_size: 0,
             },
             Distances::Written(d) => TierDistances::Written {
                 max: u8::try_from(d.max).unwrap_or(u8::MAX),
                 seconds: d.seconds,
+                rounds: d.rounds,
                 file_size: d.file_size,
             },
             Distances::Skipped(why) => TierDistances::Skipped(why.clone()),
@@ -107,61 +111,56 @@ impl Distances {
     }
 }
 
+/// Whether the solve of a tier decides its distances too, by its plan under `limit`: the
+/// distances take [`distance_bytes`] during the propagation, beside the tier's own arrays;
+/// where they do not fit beside the lower tiers' side copies too, those pages are released
+/// once the exits are computed. `Err` gives the reason when they do not fit at all.
+fn distance_tuning(plan: &TierPlan, positions: u64, limit: u64) -> Result<Tuning, String> {
+    let dist = distance_bytes(positions);
+    let propagation = plan.own + dist + plan.process;
+    if propagation > limit {
+        return Err(format!(
+            "they need {} of memory beside the tier's own {}, the limit is {}",
+            human_bytes(dist),
+            human_bytes(plan.own + plan.process),
+            human_bytes(limit)
+        ));
+    }
+    Ok(Tuning {
+        distances: true,
+        release_lower: plan.exits == ExitPlan::Resident && plan.needed() + dist > limit,
+        ..Tuning::default()
+    })
+}
+
 impl Held {
-    /// The distances of tier `tier`, just solved, from its scores and the lower tiers held
-    /// whole: computed in one process when the plan holds the lower tiers whole and the
-    /// distances' arrays fit `limit` beside them; otherwise skipped, with the reason. Over
-    /// several ranks, always skipped.
-    ///
-    /// # Errors
-    /// [`GenerateError::Distances`] when the scores are found wrong (no finite play realises
-    /// a nonzero score).
-    pub(super) fn distances(
-        &self,
-        opts: &GenerateOptions,
-        tier: u8,
-        solved: &Solved,
-        limit: u64,
-    ) -> Result<Distances, GenerateError> {
-        let (Held::Process { lower, plans, .. }, Solved::Whole(scores)) = (self, solved) else {
-            return Ok(Distances::Skipped(
+    /// The distances of tier `tier`, just solved: decided with its scores when the plan
+    /// let them ([`distance_tuning`]); otherwise skipped, with the reason. Over several
+    /// ranks, always skipped.
+    pub(super) fn distances(&self, solved: &Solved, stats: &SolvedStats) -> Distances {
+        let (Solved::Whole(scores), SolvedStats::Single(stats)) = (solved, stats) else {
+            return Distances::Skipped(
                 "the tier is split over ranks (distances are computed by one process)".into(),
-            ));
+            );
         };
-        let Ok(plan) = plans[tier as usize] else {
-            return Ok(Distances::Skipped("no plan".into()));
-        };
-        if plan.exits != ExitPlan::Resident {
-            return Ok(Distances::Skipped(
-                "the lower tiers are read in slices (distances need them whole)".into(),
-            ));
-        }
-        let positions = super::written_entries(tier);
-        let needed = positions * (1 + DISTANCE_BYTES_PER_POSITION) + plan.lower + plan.process;
-        if needed > limit {
-            return Ok(Distances::Skipped(format!(
-                "they need {} of memory, the limit is {}",
-                human_bytes(needed),
-                human_bytes(limit)
-            )));
-        }
-        let start = Instant::now();
-        match tier_distances(&opts.rules, tier, scores.as_slice(), lower) {
-            Ok(bytes) => {
-                let max = bytes
+        match scores.distances() {
+            Ok(Some(bytes)) => Distances::Held {
+                max: bytes
                     .iter()
                     .copied()
                     .filter(|&d| d != NO_DISTANCE)
                     .max()
-                    .unwrap_or(0);
-                Ok(Distances::Held {
-                    bytes,
-                    max,
-                    seconds: start.elapsed().as_secs_f64(),
-                })
-            }
-            Err(e @ DistanceError::TooFar { .. }) => Ok(Distances::Skipped(e.to_string())),
-            Err(e) => Err(GenerateError::Distances(e)),
+                    .unwrap_or(0),
+                seconds: stats.sweep_seconds,
+                rounds: stats.distance_rounds,
+            },
+            Ok(None) => Distances::Skipped(
+                stats
+                    .distances_skipped
+                    .clone()
+                    .unwrap_or_else(|| "not asked for".into()),
+            ),
+            Err(e) => Distances::Skipped(e.to_string()),
         }
     }
 
@@ -323,11 +322,25 @@ impl Held {
                 let start = Instant::now();
                 // The far exits' lists stop the tier before they take more than the plan
                 // leaves them.
-                let tuning = Tuning {
-                    far_exit_room: plan.far_exit_room(limit),
-                    ..Tuning::default()
+                let (tuning, skipped) = if opts.distances {
+                    match distance_tuning(&plan, positions, limit) {
+                        Ok(t) => (t, None),
+                        Err(why) => (Tuning::default(), Some(why)),
+                    }
+                } else {
+                    (Tuning::default(), None)
                 };
-                let (scores, stats) = if let Some(slice_bytes) = slices {
+                // The distances' bytes, when asked for, come out of the lists' room.
+                let dist = if tuning.distances {
+                    distance_bytes(positions)
+                } else {
+                    0
+                };
+                let tuning = Tuning {
+                    far_exit_room: plan.far_exit_room(limit).saturating_sub(dist),
+                    ..tuning
+                };
+                let (scores, mut stats) = if let Some(slice_bytes) = slices {
                     // The lower tiers are all written and recorded by now: read them from the
                     // tables.
                     let source = TableSource::new(&opts.dir);
@@ -335,6 +348,7 @@ impl Held {
                 } else {
                     solve_tier_tuned(&opts.rules, tier, lower, observer, tuning)?
                 };
+                stats.distances_skipped = skipped;
                 Ok((Solved::Whole(scores), SolvedStats::Single(stats), start))
             }
             Held::Ranks { share, config } => {

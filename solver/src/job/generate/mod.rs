@@ -32,7 +32,7 @@ use crate::distributed::{Comm, PartitionStats};
 use crate::memory::{available_memory, TierPlan};
 use crate::progress::Progress;
 use crate::solve::SolveStats;
-use held::{Distances, Held};
+use held::{Distances, Held, Solved};
 
 /// Options of a generation.
 #[derive(Clone, Debug)]
@@ -93,8 +93,11 @@ pub enum TierDistances {
     Written {
         /// The longest distance, in plies.
         max: u8,
-        /// Seconds computing them.
+        /// Seconds computing them (with `rounds`, the rounds that decided the scores too).
         seconds: f64,
+        /// Rounds over all levels when they were decided with the scores; `None` for a
+        /// separate pass.
+        rounds: Option<u64>,
         /// The distance table's size in bytes.
         file_size: u64,
     },
@@ -365,10 +368,7 @@ pub fn generate(
         }
         let (solved, stats, start) = held.solve(comm, opts, tier, limit, observer)?;
         let distances = if opts.distances {
-            if root {
-                observer.start(crate::Phase::Distances, positions);
-            }
-            held.distances(opts, tier, &solved, limit)?
+            held.distances(&solved, &stats)
         } else {
             Distances::Off
         };
@@ -389,16 +389,20 @@ pub fn generate(
         }
         let distances = match distances {
             Distances::Held {
-                bytes,
                 max,
                 seconds,
+                rounds,
             } => {
+                let Solved::Whole(scores) = &solved else {
+                    unreachable!("distances are held only by a tier solved whole");
+                };
+                let bytes = scores.distances().ok().flatten().unwrap_or_default();
                 let file = write_distances_parallel(
                     &table_dir,
                     &opts.rules,
                     tier,
                     IndexKind::Reachable,
-                    &bytes,
+                    bytes,
                     DEFAULT_BATCH_BLOCKS,
                 )?;
                 unrecorded.0.push(table_dir.path().join(&file.file));
@@ -408,6 +412,7 @@ pub fn generate(
                     checksum: file.checksum,
                     max: u16::from(max),
                     seconds,
+                    rounds: Some(rounds),
                     verified: None,
                 })
             }
