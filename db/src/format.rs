@@ -9,7 +9,7 @@
 //!          (+ for ctx-huffman: the order-1 code lengths, padded to 8)
 //! blocks   one per block of `block_entries` values (one byte each: a score as i8, or a
 //!          distance as u8, 255 for none): a zstd frame, or a ctx-huffman block (sub-block
-//!          table + bitstream; scores only)
+//!          table + bitstream; a distance's context is its position's score)
 //! index    one 16-byte entry per block: start offset (u64), xxh3-64 of the compressed bytes
 //! trailer  index offset (u64), block count (u64), end magic (8), blake3 of all before (32)
 //! ```
@@ -18,7 +18,7 @@
 use std::path::Path;
 
 use crate::error::Error;
-use crate::huffman::symbol_count;
+use crate::huffman::{distance, symbol_count};
 use crate::index::{IndexKind, TierIndex};
 use crate::position::MAX_SEEDS;
 use crate::rules::Rules;
@@ -40,7 +40,8 @@ pub(crate) const CHECKSUM_LEN: usize = 32;
 /// Value encoding 1: one signed byte per position, the score.
 pub(crate) const ENCODING_I8_SCORE: u8 = 1;
 /// Value encoding 2: one unsigned byte per position, its distance to conversion
-/// (docs/RULES.md), [`NO_DISTANCE_BYTE`] where the score is 0; zstd blocks only.
+/// (docs/RULES.md), [`NO_DISTANCE_BYTE`] where the score is 0; zstd blocks, or ctx-huffman
+/// blocks coded in the context of each position's score (the reachable index only).
 pub(crate) const ENCODING_U8_DISTANCE: u8 = 2;
 /// The byte of a distance table that stands for no distance (a position scored 0).
 pub const NO_DISTANCE_BYTE: u8 = 255;
@@ -226,8 +227,9 @@ pub(crate) struct Header {
     pub code_limit: u8,
     /// ctx-huffman: log2 of the entries per sub-block (header byte 39; 0 for zstd).
     pub sub_block_shift: u8,
-    /// ctx-huffman: the code lengths, `(2n+1)²` bytes, context-major (stored after the
-    /// rules text; empty for zstd).
+    /// ctx-huffman: the model, stored after the rules text (empty for zstd): for scores the
+    /// code lengths, `(2n+1)²` bytes, context-major; for distances the bucket count `K`, the
+    /// alphabet size `A`, then `2n · K · A` code lengths ([`crate::huffman::distance`]).
     pub model: Vec<u8>,
 }
 
@@ -344,7 +346,11 @@ impl Header {
         let version = read_u32(file, 8);
         let len = read_u32(file, 12) as usize;
         let rules_len = usize::from(u16::from_le_bytes([file[36], file[37]]));
-        let max_model = symbol_count(MAX_SEEDS).pow(2).div_ceil(8) * 8;
+        let max_model = symbol_count(MAX_SEEDS)
+            .pow(2)
+            .max(max_distance_model())
+            .div_ceil(8)
+            * 8;
         if len < FIXED_HEADER || len % 8 != 0 || len > FIXED_HEADER + MAX_RULES_LEN + 8 + max_model
         {
             return Err(bad(format!("header length {len}")));
@@ -379,6 +385,13 @@ impl Header {
         }
         let compression = Compression::from_code(file[31])
             .ok_or_else(|| bad(format!("compression {}", file[31])))?;
+        let values = match encoding {
+            ENCODING_I8_SCORE => Values::Scores,
+            ENCODING_U8_DISTANCE => Values::Distances,
+            _ => return Err(bad(format!("value encoding {encoding}"))),
+        };
+        let rules_padded = rules_len.div_ceil(8) * 8;
+        let model_at = FIXED_HEADER + rules_padded;
         let model_len = match compression {
             Compression::Zstd => {
                 if code_limit != 0 || sub_block_shift != 0 {
@@ -393,26 +406,33 @@ impl Header {
                 if sub_block_shift > crate::huffman::MAX_SUB_BLOCK_SHIFT {
                     return Err(bad(format!("sub-block shift {sub_block_shift}")));
                 }
-                symbol_count(tier).pow(2)
+                match values {
+                    Values::Scores => symbol_count(tier).pow(2),
+                    Values::Distances => {
+                        if file[29] != 1 {
+                            return Err(bad(
+                                "a ctx-huffman distance table of the dense index".into()
+                            ));
+                        }
+                        // The model's head: its bucket count and alphabet size (checked when
+                        // the model is built).
+                        let (k, a) = match file.get(model_at..model_at + distance::MODEL_HEAD) {
+                            Some(&[k, a]) if model_at + distance::MODEL_HEAD <= len => {
+                                (usize::from(k), usize::from(a))
+                            }
+                            _ => return Err(bad("no room for the distance model".into())),
+                        };
+                        distance::MODEL_HEAD + 2 * usize::from(tier) * k * a
+                    }
+                }
             }
         };
-        let rules_padded = rules_len.div_ceil(8) * 8;
-        if FIXED_HEADER + rules_padded + model_len.div_ceil(8) * 8 != len {
+        if model_at + model_len.div_ceil(8) * 8 != len {
             return Err(bad(format!(
                 "header length {len} does not fit rules text of {rules_len} bytes and a model \
                  of {model_len}"
             )));
         }
-        let values = match encoding {
-            ENCODING_I8_SCORE => Values::Scores,
-            ENCODING_U8_DISTANCE if compression == Compression::Zstd => Values::Distances,
-            _ => {
-                return Err(bad(format!(
-                    "value encoding {encoding} with {} blocks",
-                    compression.name()
-                )))
-            }
-        };
         if block_entries == 0 || block_entries > MAX_BLOCK_ENTRIES {
             return Err(bad(format!("{block_entries} entries per block")));
         }
@@ -428,7 +448,6 @@ impl Header {
         let rules: Rules = text
             .parse()
             .map_err(|e| bad(format!("rules text `{text}`: {e}")))?;
-        let model_at = FIXED_HEADER + rules_padded;
         let model = file[model_at..model_at + model_len].to_vec();
         Ok((
             Header {
@@ -448,6 +467,15 @@ impl Header {
             len,
         ))
     }
+}
+
+/// The largest model of a ctx-huffman distance table: tier 48, every bucket, every
+/// distance.
+fn max_distance_model() -> usize {
+    distance::MODEL_HEAD
+        + 2 * usize::from(MAX_SEEDS)
+            * usize::from(distance::MAX_BUCKETS)
+            * usize::from(distance::MAX_ALPHABET)
 }
 
 /// xxh3-64 of the header with its checksum field taken as zero.
@@ -529,18 +557,38 @@ mod tests {
     }
 
     #[test]
-    fn distance_headers_round_trip_and_need_zstd() {
+    fn distance_headers_round_trip() {
         let h = Header {
             values: Values::Distances,
             ..Header::new(&Rules::ABAPA, 5, IndexKind::Reachable, 1024, 9)
         };
         let b = h.encode();
         assert_eq!(Header::decode(Path::new("x"), &b).unwrap(), (h, b.len()));
-        let huff = patched(&huffman_header().encode(), 30, ENCODING_U8_DISTANCE);
-        assert!(matches!(
-            Header::decode(Path::new("x"), &huff),
-            Err(Error::BadHeader { .. })
-        ));
+        // ctx-huffman: the model's head says its length, 2 + 2n·K·A (tier 2: 2 + 4·3·5).
+        let mut model = vec![3u8, 5];
+        model.resize(2 + 4 * 3 * 5, 1);
+        let h = Header {
+            values: Values::Distances,
+            model,
+            ..huffman_header()
+        };
+        let b = h.encode();
+        assert_eq!(b.len(), 48 + 8 + 64);
+        assert_eq!(Header::decode(Path::new("x"), &b).unwrap(), (h, b.len()));
+        // A score model taken for a distance model, a head that disagrees with the length,
+        // and the dense index are bad headers.
+        let p = Path::new("x");
+        for bad in [
+            patched(&huffman_header().encode(), 30, ENCODING_U8_DISTANCE),
+            patched(&b, 56, 4),
+            patched(&b, 57, 4),
+            patched(&b, 29, 0),
+        ] {
+            assert!(matches!(
+                Header::decode(p, &bad),
+                Err(Error::BadHeader { .. })
+            ));
+        }
         let z = Header::new(&Rules::ABAPA, 2, IndexKind::Reachable, 1024, 3).encode();
         assert!(matches!(
             Header::decode(Path::new("x"), &patched(&z, 30, 3)),

@@ -22,6 +22,7 @@ use std::collections::BinaryHeap;
 
 use thiserror::Error;
 
+pub mod distance;
 #[cfg(test)]
 mod round_trips;
 
@@ -133,6 +134,40 @@ pub enum CodecError {
     /// Stream bits that are no code of their context.
     #[error("no code in context {0}")]
     NoCode(usize),
+    /// A distance table's entry whose distance byte does not go with its score: a distance
+    /// (0 ..= 254) where the score is 0, none (255) where it is not, or one past the model's
+    /// alphabet.
+    #[error("distance byte {distance} with score {score}")]
+    DistanceScore {
+        /// The distance byte (255 for none).
+        distance: u8,
+        /// The position's score.
+        score: i8,
+    },
+    /// A distance model whose head is out of range: its bucket count or its alphabet.
+    #[error("distance model with {buckets} buckets and {alphabet} symbols")]
+    DistanceModelHead {
+        /// The number of last-distance buckets.
+        buckets: u8,
+        /// The number of distances coded (`0 .. alphabet`).
+        alphabet: u8,
+    },
+    /// A distance the model has no code for in its context.
+    #[error("distance {distance} in context {context} is not in the model")]
+    DistanceNotInModel {
+        /// The distance.
+        distance: u8,
+        /// The context (`score slot × buckets + bucket`).
+        context: usize,
+    },
+    /// Scores given as the context of a distance block that do not cover its entries.
+    #[error("{found} scores for {expected} distances")]
+    ContextLength {
+        /// The number of scores given.
+        found: usize,
+        /// The number of entries.
+        expected: usize,
+    },
 }
 
 /// The longest code length the format allows.
@@ -442,17 +477,7 @@ impl Model {
         len: usize,
         sub_shift: u8,
     ) -> Result<Parts<'a>, CodecError> {
-        let subs = len.div_ceil(1 << sub_shift).max(1);
-        let head = 2 * (subs - 1);
-        if block.len() < head {
-            return Err(CodecError::ShortTable);
-        }
-        let (table, stream) = block.split_at(head);
-        Ok(Parts {
-            table,
-            stream,
-            stream_bits: stream.len() as u64 * 8,
-        })
+        split_block(block, len, sub_shift)
     }
 
     /// Decodes entry `at` of an encoded block of `len` entries (sub-blocks of
@@ -548,12 +573,7 @@ impl Model {
             sub[i] = (sym as i16 - n) as i8 as u8;
         })?;
         let last = (k + 1) << sub_shift >= total;
-        let exact = if last {
-            pos <= end && end - pos < 8
-        } else {
-            pos == end
-        };
-        if !exact {
+        if !ends_right(pos, end, last) {
             return Err(CodecError::SubBlockEnd { sub: k, pos, end });
         }
         Ok(())
@@ -615,6 +635,32 @@ fn symbol_of(n: u8, v: u8) -> Result<usize, CodecError> {
         Ok(sym as usize)
     } else {
         Err(CodecError::ScoreOutOfRange { score: v, tier: n })
+    }
+}
+
+/// Splits an encoded block of `len` entries (sub-blocks of `2^sub_shift`) into its sub-block
+/// table and its bitstream.
+fn split_block(block: &[u8], len: usize, sub_shift: u8) -> Result<Parts<'_>, CodecError> {
+    let subs = len.div_ceil(1 << sub_shift).max(1);
+    let head = 2 * (subs - 1);
+    if block.len() < head {
+        return Err(CodecError::ShortTable);
+    }
+    let (table, stream) = block.split_at(head);
+    Ok(Parts {
+        table,
+        stream,
+        stream_bits: stream.len() as u64 * 8,
+    })
+}
+
+/// Whether a sub-block whose codes end at bit `pos` ends right: exactly where the next
+/// begins (`end`), or for the last sub-block of a block within the stream's last byte.
+fn ends_right(pos: u64, end: u64, last: bool) -> bool {
+    if last {
+        pos <= end && end - pos < 8
+    } else {
+        pos == end
     }
 }
 

@@ -1,7 +1,9 @@
 //! The reader of one tier table: a memory-mapped file (or a buffer in memory,
 //! [`Table::from_bytes`]), one block (zstd) or one sub-block (ctx-huffman) decoded per
 //! probe, and a small cache of decoded units shared by all threads. The ctx-huffman decode
-//! tables are built once when the table is opened. A file of the Romein-Bal databases
+//! tables are built once when the table is opened. A ctx-huffman distance table is decoded
+//! with its tier's scores, the context of its code ([`Table::get_distance`],
+//! [`Table::read_distances_into`]). A file of the Romein-Bal databases
 //! (`scores.N`, one byte per position) is read as a table too, through its numbering
 //! ([`Table::open_romein`]).
 
@@ -17,6 +19,7 @@ use crate::format::{
     self, Compression, Header, Values, CHECKSUM_LEN, END_MAGIC, INDEX_ENTRY, NO_DISTANCE_BYTE,
     TRAILER,
 };
+use crate::huffman::distance::DistanceModel;
 use crate::huffman::Model;
 use crate::index::{IndexKind, TierIndex};
 use crate::romein::{self, RomeinOrder, RomeinRuns};
@@ -70,8 +73,10 @@ pub struct Table {
     index_offset: usize,
     block_count: u64,
     cache: Vec<Mutex<Slot>>,
-    /// The ctx-huffman model (none for zstd).
+    /// The ctx-huffman model of a score table (none for zstd).
     model: Option<Model>,
+    /// The ctx-huffman model of a distance table (none for zstd).
+    distance_model: Option<DistanceModel>,
     /// The mapped file, kept open for [`Table::check_file`] (none for a table in memory).
     file: Option<File>,
     /// For a Romein-Bal file: its order, its checksum and runs once computed.
@@ -197,6 +202,7 @@ impl Table {
             map: Bytes::Map(map),
             cache: Vec::new(),
             model: None,
+            distance_model: None,
             file: Some(file),
             romein: Some((order, OnceLock::new(), OnceLock::new())),
         })
@@ -369,17 +375,27 @@ impl Table {
                 "block index at {index_offset} does not end at the trailer ({t})"
             )));
         }
-        let model = match header.compression {
-            Compression::Zstd => None,
-            Compression::Huffman => Some(
-                Model::from_lengths(header.tier, header.code_limit, &header.model)
-                    .map_err(|e| bad(format!("ctx-huffman model: {e}")))?,
+        let (model, distance_model) = match (header.compression, header.values) {
+            (Compression::Zstd, _) => (None, None),
+            (Compression::Huffman, Values::Scores) => (
+                Some(
+                    Model::from_lengths(header.tier, header.code_limit, &header.model)
+                        .map_err(|e| bad(format!("ctx-huffman model: {e}")))?,
+                ),
+                None,
+            ),
+            (Compression::Huffman, Values::Distances) => (
+                None,
+                Some(
+                    DistanceModel::from_stored(header.tier, header.code_limit, &header.model)
+                        .map_err(|e| bad(format!("ctx-huffman distance model: {e}")))?,
+                ),
             ),
         };
         // Cached units: zstd blocks, or ctx-huffman sub-blocks.
-        let unit = match model {
-            Some(_) => header.block_entries.min(1 << header.sub_block_shift),
-            None => header.block_entries,
+        let unit = match header.compression {
+            Compression::Huffman => header.block_entries.min(1 << header.sub_block_shift),
+            Compression::Zstd => header.block_entries,
         };
         let slots = (CACHE_BYTES / unit.max(1) as usize).clamp(16, 1024);
         let cache = (0..slots)
@@ -399,6 +415,7 @@ impl Table {
             map,
             cache,
             model,
+            distance_model,
             file: None,
             romein: None,
         })
@@ -431,19 +448,131 @@ impl Table {
     }
 
     /// The distance to conversion stored at entry `index` of a distance table
-    /// (docs/RULES.md), `None` for a position without one (scored 0).
+    /// (docs/RULES.md), `None` for a position without one (scored 0). `scores` is the table
+    /// of the tier's scores: a ctx-huffman distance table is coded in the context of each
+    /// position's score, so the probe reads the scores of the entry's sub-block from it (from
+    /// its cache when the score of the same entry was just probed) and decodes that one
+    /// sub-block of distances. A zstd distance table does not read `scores`.
     ///
     /// # Errors
-    /// As [`Table::get`]; [`Error::InvalidState`] if the table holds scores.
-    pub fn get_distance(&self, index: u64) -> Result<Option<u16>, Error> {
+    /// As [`Table::get`]; [`Error::InvalidState`] if this table holds scores, or `scores`
+    /// is not a table of the scores of the same tier and index; [`Error::CorruptBlock`] also
+    /// when a score read from `scores` is outside the tier's range.
+    pub fn get_distance(&self, index: u64, scores: &Table) -> Result<Option<u16>, Error> {
         if self.header.values != Values::Distances {
             return Err(Error::InvalidState(format!(
                 "{}: a table of scores, not of distances",
                 self.path.display()
             )));
         }
-        let v = self.get(index)? as u8;
+        let v = match &self.distance_model {
+            None => self.get(index)? as u8,
+            Some(model) => {
+                self.check_context(scores)?;
+                if index >= self.header.entries {
+                    return Err(Error::IndexOutOfRange {
+                        index,
+                        len: self.header.entries,
+                    });
+                }
+                self.get_distance_huffman(model, scores, index)?
+            }
+        };
         Ok((v != NO_DISTANCE_BYTE).then_some(u16::from(v)))
+    }
+
+    /// Checks that `scores` is the score table of this distance table's tier and index.
+    fn check_context(&self, scores: &Table) -> Result<(), Error> {
+        if scores.values() != Values::Scores
+            || scores.tier() != self.tier()
+            || scores.kind() != self.kind()
+            || scores.len() != self.len()
+        {
+            return Err(Error::InvalidState(format!(
+                "{}: the distances of tier {} ({}) are read with its scores, not with the {} \
+                 of tier {} ({}, {} entries)",
+                self.path.display(),
+                self.tier(),
+                self.kind().name(),
+                scores.values().name(),
+                scores.tier(),
+                scores.kind().name(),
+                scores.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// [`Table::get_distance`] for ctx-huffman: entry `index` from the cache of decoded
+    /// sub-blocks, or by decoding (and caching) its sub-block with the scores of its
+    /// entries, read from `scores` through that table's cache.
+    fn get_distance_huffman(
+        &self,
+        model: &DistanceModel,
+        scores: &Table,
+        index: u64,
+    ) -> Result<u8, Error> {
+        let be = u64::from(self.header.block_entries);
+        let (block, at) = (index / be, (index % be) as usize);
+        let shift = self.header.sub_block_shift;
+        let len = self.header.block_len(block);
+        let k = at >> shift;
+        let per_block = (self.header.block_entries as u64).div_ceil(1 << shift);
+        let key = block * per_block + k as u64;
+        let slot = &self.cache[(key % self.cache.len() as u64) as usize];
+        let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot.block != key {
+            slot.block = u64::MAX;
+            let first = k << shift;
+            let sub = len.saturating_sub(first).min(1 << shift);
+            // The scores of the sub-block's entries: on the stack for the usual sub-block.
+            let (mut small, mut large) = ([0i8; 256], Vec::new());
+            let context = if sub <= small.len() {
+                &mut small[..sub]
+            } else {
+                large.resize(sub, 0);
+                &mut large[..]
+            };
+            scores.read_cached(block * be + first as u64, context)?;
+            let src = self.checked_block(block)?;
+            slot.data.resize(sub, 0);
+            model
+                .decode_sub_block(src, len, shift, k, context, &mut slot.data)
+                .map_err(|e| self.corrupt(block, e.to_string()))?;
+            slot.block = key;
+        }
+        match slot.data.get(at - (k << shift)) {
+            Some(&v) => Ok(v),
+            None => Err(self.corrupt(block, "short block".into())),
+        }
+    }
+
+    /// Copies the entries `first..first + out.len()` (within the table) into `out` through
+    /// the cache: each unit (block or sub-block) they lie in is taken from the cache, or
+    /// decoded into it.
+    fn read_cached(&self, first: u64, out: &mut [i8]) -> Result<(), Error> {
+        let mut at = first;
+        let end = first + out.len() as u64;
+        while at < end {
+            let dst = &mut out[(at - first) as usize..];
+            let copied = self.with_unit(at, |data, unit_first| {
+                let from = (at - unit_first) as usize;
+                let src = data.get(from..).unwrap_or_default();
+                let k = src.len().min(dst.len());
+                for (d, &s) in dst[..k].iter_mut().zip(src) {
+                    *d = s as i8;
+                }
+                k
+            })?;
+            if copied == 0 {
+                return Err(self.corrupt(
+                    at / u64::from(self.header.block_entries),
+                    "short block".into(),
+                ));
+            }
+            at += copied as u64;
+        }
+        Ok(())
     }
 
     /// The index kind the entries follow.
@@ -580,12 +709,13 @@ impl Table {
         release(m, from, index - from + (b1 - b0 + 1) as usize * INDEX_ENTRY);
     }
 
-    /// The score stored at entry `index` (of a distance table: its byte, as `i8`; see
+    /// The score stored at entry `index` (of a zstd distance table: its byte, as `i8`; see
     /// [`Table::get_distance`]).
     ///
     /// # Errors
     /// [`Error::IndexOutOfRange`], [`Error::CorruptBlock`] (the block's checksum, offsets,
-    /// decompressed size or codes are wrong).
+    /// decompressed size or codes are wrong); [`Error::InvalidState`] for a ctx-huffman
+    /// distance table, which is read with its scores ([`Table::get_distance`]).
     pub fn get(&self, index: u64) -> Result<i8, Error> {
         if index >= self.header.entries {
             return Err(Error::IndexOutOfRange {
@@ -596,58 +726,81 @@ impl Table {
         if let Some((order, ..)) = &self.romein {
             return self.get_romein(order, index);
         }
-        let be = u64::from(self.header.block_entries);
-        let block = index / be;
-        let at = (index % be) as usize;
-        if let Some(model) = &self.model {
-            return self.get_huffman(model, block, at);
-        }
-        let slot = &self.cache[(block % self.cache.len() as u64) as usize];
-        let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
-        if slot.block != block {
-            slot.block = u64::MAX;
-            let len = self.header.block_len(block);
-            slot.data.resize(len, 0);
-            self.decompress_block(block, &mut slot.data)?;
-            slot.block = block;
-        }
-        match slot.data.get(at) {
-            Some(&v) => Ok(v as i8),
-            None => Err(self.corrupt(block, "short block".into())),
+        let v = self.with_unit(index, |data, first| {
+            data.get((index - first) as usize).copied()
+        })?;
+        match v {
+            Some(v) => Ok(v as i8),
+            None => Err(self.corrupt(
+                index / u64::from(self.header.block_entries),
+                "short block".into(),
+            )),
         }
     }
 
-    /// [`Table::get`] for ctx-huffman: entry `at` of `block`, from the cache of decoded
-    /// sub-blocks, or by decoding (and caching) its whole sub-block.
-    fn get_huffman(&self, model: &Model, block: u64, at: usize) -> Result<i8, Error> {
-        let shift = self.header.sub_block_shift;
+    /// Calls `f` with the decoded unit that holds entry `index` (within the table) and the
+    /// entry of its first element: the block (zstd) or the sub-block (ctx-huffman) from the
+    /// cache, or decoded into it. A Romein-Bal file's entry is read alone (its unit is the
+    /// entry).
+    fn with_unit<R>(&self, index: u64, f: impl FnOnce(&[u8], u64) -> R) -> Result<R, Error> {
+        if let Some((order, ..)) = &self.romein {
+            let v = self.get_romein(order, index)?;
+            return Ok(f(&[v as u8], index));
+        }
+        if self.distance_model.is_some() {
+            return Err(self.needs_scores());
+        }
+        let be = u64::from(self.header.block_entries);
+        let block = index / be;
+        let at = (index % be) as usize;
         let len = self.header.block_len(block);
-        let k = at >> shift;
-        let per_block = (self.header.block_entries as u64).div_ceil(1 << shift);
-        let key = block * per_block + k as u64;
+        let (key, first) = match &self.model {
+            Some(_) => {
+                let shift = self.header.sub_block_shift;
+                let k = at >> shift;
+                let per_block = (self.header.block_entries as u64).div_ceil(1 << shift);
+                (block * per_block + k as u64, k << shift)
+            }
+            None => (block, 0),
+        };
         let slot = &self.cache[(key % self.cache.len() as u64) as usize];
         let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
         if slot.block != key {
             slot.block = u64::MAX;
-            let src = self.checked_block(block)?;
-            let first = k << shift;
-            slot.data
-                .resize(len.saturating_sub(first).min(1 << shift), 0);
-            model
-                .decode_sub_block(src, len, shift, k, &mut slot.data)
-                .map_err(|e| self.corrupt(block, e.to_string()))?;
+            match &self.model {
+                Some(model) => {
+                    let shift = self.header.sub_block_shift;
+                    let src = self.checked_block(block)?;
+                    slot.data
+                        .resize(len.saturating_sub(first).min(1 << shift), 0);
+                    model
+                        .decode_sub_block(src, len, shift, first >> shift, &mut slot.data)
+                        .map_err(|e| self.corrupt(block, e.to_string()))?;
+                }
+                None => {
+                    slot.data.resize(len, 0);
+                    self.decompress_block(block, &mut slot.data)?;
+                }
+            }
             slot.block = key;
         }
-        match slot.data.get(at - (k << shift)) {
-            Some(&v) => Ok(v as i8),
-            None => Err(self.corrupt(block, "short block".into())),
-        }
+        Ok(f(&slot.data, block * be + first as u64))
     }
 
-    /// Decompresses every block in order: the whole table's scores.
+    /// The error of reading a ctx-huffman distance table without its scores.
+    fn needs_scores(&self) -> Error {
+        Error::InvalidState(format!(
+            "{}: a ctx-huffman distance table is read with its tier's scores \
+             (Table::get_distance, Table::read_distances_into)",
+            self.path.display()
+        ))
+    }
+
+    /// Decompresses every block in order: the whole table's scores (or a zstd distance
+    /// table's bytes; a ctx-huffman one is read with [`Table::read_distances`]).
     ///
     /// # Errors
-    /// [`Error::CorruptBlock`].
+    /// [`Error::CorruptBlock`]; [`Error::InvalidState`] for a ctx-huffman distance table.
     pub fn read_all(&self) -> Result<Vec<i8>, Error> {
         let entries = usize::try_from(self.header.entries)
             .map_err(|_| self.corrupt(0, "too many entries for this machine".into()))?;
@@ -662,28 +815,101 @@ impl Table {
     ///
     /// # Errors
     /// [`Error::InvalidState`] when `first` is not the first entry of a block, or the range
-    /// does not end at the end of a block or of the table; [`Error::CorruptBlock`].
+    /// does not end at the end of a block or of the table, and for a ctx-huffman distance
+    /// table ([`Table::read_distances_into`]); [`Error::CorruptBlock`].
     pub fn read_into(&self, first: u64, out: &mut [i8]) -> Result<(), Error> {
         if self.romein.is_some() {
             return self.read_range(first, out);
         }
-        let be = u64::from(self.header.block_entries);
-        let end = first.checked_add(out.len() as u64);
-        let aligned = |e: u64| e % be == 0 || e == self.header.entries;
-        if first % be != 0 || !end.is_some_and(|e| e <= self.header.entries && aligned(e)) {
-            return Err(Error::InvalidState(format!(
-                "{}: entries {first}..+{} are not whole blocks of {be} entries within {}",
-                self.path.display(),
-                out.len(),
-                self.header.entries
-            )));
+        if self.distance_model.is_some() {
+            return Err(self.needs_scores());
         }
+        self.check_whole_blocks(first, out.len())?;
+        let be = u64::from(self.header.block_entries);
         // SAFETY: `i8` and `u8` have the same size and alignment, and every byte is a valid
         // `i8`; the slice reborrows `out` for this call only.
         let bytes =
             unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<u8>(), out.len()) };
         for (k, chunk) in bytes.chunks_mut(be as usize).enumerate() {
             self.decompress_block(first / be + k as u64, chunk)?;
+        }
+        Ok(())
+    }
+
+    /// Checks that the entries `first..first + len` are whole blocks of the table.
+    fn check_whole_blocks(&self, first: u64, len: usize) -> Result<(), Error> {
+        let be = u64::from(self.header.block_entries);
+        let end = first.checked_add(len as u64);
+        let aligned = |e: u64| e % be == 0 || e == self.header.entries;
+        if first % be != 0 || !end.is_some_and(|e| e <= self.header.entries && aligned(e)) {
+            return Err(Error::InvalidState(format!(
+                "{}: entries {first}..+{len} are not whole blocks of {be} entries within {}",
+                self.path.display(),
+                self.header.entries
+            )));
+        }
+        Ok(())
+    }
+
+    /// The distances of a whole distance table, given the tier's `scores` (every entry, in
+    /// index order): [`Table::read_distances_into`] of every block.
+    ///
+    /// # Errors
+    /// As [`Table::read_distances_into`].
+    pub fn read_distances(&self, scores: &[i8]) -> Result<Vec<u8>, Error> {
+        let entries = usize::try_from(self.header.entries)
+            .map_err(|_| self.corrupt(0, "too many entries for this machine".into()))?;
+        let mut out = vec![0u8; entries];
+        self.read_distances_into(0, scores, &mut out)?;
+        Ok(out)
+    }
+
+    /// Decodes the distances of the entries `first..first + out.len()` of a distance table
+    /// into `out` (one byte each, [`NO_DISTANCE_BYTE`] for none), block by block, given the
+    /// scores of the same entries, `scores` (as many as `out`): a ctx-huffman distance table
+    /// is coded in the context of each position's score. A zstd distance table does not
+    /// read `scores`. As with [`Table::read_into`], the range is whole blocks: split a table
+    /// between threads by blocks.
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] when this table holds scores, `scores` is not as long as
+    /// `out`, or the range is not whole blocks within the table; [`Error::CorruptBlock`]
+    /// (also when a score given is outside the tier's range, or the blocks were coded with
+    /// other scores and do not decode with these).
+    pub fn read_distances_into(
+        &self,
+        first: u64,
+        scores: &[i8],
+        out: &mut [u8],
+    ) -> Result<(), Error> {
+        if self.header.values != Values::Distances {
+            return Err(Error::InvalidState(format!(
+                "{}: a table of scores, not of distances",
+                self.path.display()
+            )));
+        }
+        if scores.len() != out.len() {
+            return Err(Error::InvalidState(format!(
+                "{}: {} scores given for {} distances",
+                self.path.display(),
+                scores.len(),
+                out.len()
+            )));
+        }
+        self.check_whole_blocks(first, out.len())?;
+        let be = self.header.block_entries as usize;
+        let Some(model) = &self.distance_model else {
+            for (k, chunk) in out.chunks_mut(be).enumerate() {
+                self.decompress_block(first / be as u64 + k as u64, chunk)?;
+            }
+            return Ok(());
+        };
+        for (k, (chunk, context)) in out.chunks_mut(be).zip(scores.chunks(be)).enumerate() {
+            let b = first / be as u64 + k as u64;
+            let src = self.checked_block(b)?;
+            model
+                .decode_block(src, self.header.sub_block_shift, context, chunk)
+                .map_err(|e| self.corrupt(b, e.to_string()))?;
         }
         Ok(())
     }
@@ -695,8 +921,13 @@ impl Table {
     /// (the library itself starts no thread: split a long range between threads).
     ///
     /// # Errors
-    /// [`Error::IndexOutOfRange`] when the range ends past the table; [`Error::CorruptBlock`].
+    /// [`Error::IndexOutOfRange`] when the range ends past the table; [`Error::CorruptBlock`];
+    /// [`Error::InvalidState`] for a ctx-huffman distance table
+    /// ([`Table::read_distances_into`]).
     pub fn read_range(&self, first: u64, out: &mut [i8]) -> Result<(), Error> {
+        if self.distance_model.is_some() {
+            return Err(self.needs_scores());
+        }
         let entries = self.header.entries;
         let end = first
             .checked_add(out.len() as u64)
@@ -784,8 +1015,12 @@ impl Table {
         Ok(src)
     }
 
-    /// Decompresses block `b` into `out`, whose length is the block's entry count.
+    /// Decompresses block `b` into `out`, whose length is the block's entry count (not for
+    /// a ctx-huffman distance table, which needs its scores).
     fn decompress_block(&self, b: u64, out: &mut [u8]) -> Result<(), Error> {
+        if self.distance_model.is_some() {
+            return Err(self.needs_scores());
+        }
         let src = self.checked_block(b)?;
         if let Some(model) = &self.model {
             return model

@@ -466,7 +466,7 @@ impl Tablebase {
                 let i = TierIndex::new(n, t.kind())
                     .rank(p)
                     .ok_or_else(|| Error::InvalidState(format!("{p} has no index")))?;
-                return match t.get_distance(i)? {
+                return match t.get_distance(i, self.table(n)?)? {
                     Some(d) => Ok(Some(d)),
                     None => Err(Error::BadDistance {
                         path: t.path().to_path_buf(),
@@ -517,12 +517,13 @@ impl Tablebase {
                 .distance(p)?
                 .ok_or_else(|| Error::InvalidState(format!("{p} scores {s} but has no distance")));
         };
-        t.get_distance(i)?.ok_or_else(|| Error::BadDistance {
-            path: t.path().to_path_buf(),
-            index: i,
-            stored: "no distance".into(),
-            score: s,
-        })
+        t.get_distance(i, self.table(n)?)?
+            .ok_or_else(|| Error::BadDistance {
+                path: t.path().to_path_buf(),
+                index: i,
+                stored: "no distance".into(),
+                score: s,
+            })
     }
 
     /// The exact score of `p` for the mover (see `docs/RULES.md` in the repository).

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Error;
 use crate::format::{self, Compression, Header, Values};
+use crate::huffman::distance::{self as dist, DistanceModel};
 use crate::huffman::{self, Model};
 use crate::index::{IndexKind, TierIndex};
 use crate::manifest::sync_dir;
@@ -70,6 +71,23 @@ impl WriteOptions {
     pub const DEFAULT_SUB_BLOCK_SHIFT: u8 = 8;
     /// The largest sub-block of ctx-huffman the format allows, as a shift: 4096 entries.
     pub const MAX_SUB_BLOCK_SHIFT: u8 = huffman::MAX_SUB_BLOCK_SHIFT;
+    /// Default entries per block of a distance table ([`WriteOptions::distances`]): 4096, so
+    /// that the block index (16 bytes a block) costs a 32nd of a bit per position; a probe
+    /// still decodes one sub-block only.
+    pub const DEFAULT_DISTANCE_BLOCK_ENTRIES: u32 = 4096;
+    /// The shortest code length limit the writer accepts for a ctx-huffman distance table:
+    /// enough for the 255 distances.
+    pub const MIN_DISTANCE_CODE_LIMIT: u8 = dist::MIN_LIMIT;
+
+    /// The default settings of a distance table: ctx-huffman in the context of the scores,
+    /// [`WriteOptions::DEFAULT_DISTANCE_BLOCK_ENTRIES`] entries per block, the default code
+    /// length limit and sub-block.
+    pub fn distances() -> Self {
+        WriteOptions {
+            block_entries: Self::DEFAULT_DISTANCE_BLOCK_ENTRIES,
+            ..WriteOptions::default()
+        }
+    }
 }
 
 impl Default for WriteOptions {
@@ -117,7 +135,35 @@ pub fn write_table_with(
     scores: &[i8],
     opts: &WriteOptions,
 ) -> Result<WrittenTable, Error> {
-    let mut encoder = TableEncoder::new(dir, rules, tier, kind, scores, opts)?;
+    let encoder = TableEncoder::new(dir, rules, tier, kind, scores, opts)?;
+    write_on_this_thread(encoder)
+}
+
+/// Writes the distance table of tier `tier` to `dir/tier-NN.owd` on the calling thread (see
+/// [`TableEncoder::for_distances`] to spread the work over threads; the bytes are the same).
+/// `distances[i]` is the distance of the position of index `i` (one byte,
+/// [`format::NO_DISTANCE_BYTE`] where the score is 0) and `scores[i]` its score, the
+/// context of the ctx-huffman code; [`WriteOptions::distances`] are the usual settings.
+///
+/// # Errors
+/// As [`write_table_with`]; [`Error::InvalidState`] also as [`TableEncoder::for_distances`],
+/// and for ctx-huffman when a distance does not go with its score (a distance where the
+/// score is 0, none where it is not).
+pub fn write_distances_with(
+    dir: &Path,
+    rules: &Rules,
+    tier: u8,
+    kind: IndexKind,
+    distances: &[u8],
+    scores: &[i8],
+    opts: &WriteOptions,
+) -> Result<WrittenTable, Error> {
+    let encoder = TableEncoder::for_distances(dir, rules, tier, kind, distances, scores, opts)?;
+    write_on_this_thread(encoder)
+}
+
+/// Counts (ctx-huffman), encodes and writes every block of `encoder` on the calling thread.
+fn write_on_this_thread(mut encoder: TableEncoder<'_>) -> Result<WrittenTable, Error> {
     let mut scratch = EncodeScratch::default();
     if encoder.needs_counts() {
         let mut counts = encoder.empty_counts();
@@ -130,7 +176,8 @@ pub fn write_table_with(
     encoder.write(blocks)
 }
 
-/// The score-pair counts of a ctx-huffman model, gathered block by block with
+/// The pair counts of a ctx-huffman model (score pairs; for a distance table, (score, last
+/// distance's bucket, distance) triples), gathered block by block with
 /// [`TableEncoder::count_block`] and added up with [`ModelCounts::add`] (in any order).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ModelCounts(Vec<u64>);
@@ -177,10 +224,12 @@ impl std::fmt::Debug for EncodeScratch {
 /// 4. [`TableEncoder::write`] with the encoded blocks in order, which writes the file.
 ///
 /// [`write_table_with`] is these steps on one thread. However the blocks are spread, the
-/// file's bytes are the same. The blocks may also be spread over processes that each hold
-/// only some of the scores ([`TableEncoder::for_blocks`]): each counts and encodes its own
-/// blocks, the counts are added up everywhere, and one of them writes the file from every
-/// process's encoded blocks in order.
+/// file's bytes are the same. A distance table is made the same way from
+/// [`TableEncoder::for_distances`] ([`write_distances_with`] on one thread). The blocks may
+/// also be spread over processes that each hold only some of the scores
+/// ([`TableEncoder::for_blocks`]): each counts and encodes its own blocks, the counts are
+/// added up everywhere, and one of them writes the file from every process's encoded blocks
+/// in order.
 #[derive(Debug)]
 pub struct TableEncoder<'a> {
     dir: PathBuf,
@@ -194,6 +243,11 @@ pub struct TableEncoder<'a> {
     block_count: usize,
     opts: WriteOptions,
     model: Option<Model>,
+    /// For a distance table ([`TableEncoder::for_distances`]): the tier's scores, the
+    /// context of its ctx-huffman code (empty otherwise).
+    context: &'a [i8],
+    /// The ctx-huffman model of a distance table.
+    distance_model: Option<DistanceModel>,
     /// The temporary file the table is written to before the rename.
     tmp: PathBuf,
 }
@@ -286,21 +340,80 @@ impl<'a> TableEncoder<'a> {
             block_entries: block_entries as usize,
             opts: *opts,
             model: None,
+            context: &[],
+            distance_model: None,
             tmp: dir.join(format!("{name}.tmp")),
         })
     }
 
+    /// An encoder of the distance table of tier `tier` (`dir/tier-NN.owd`): `distances[i]`
+    /// is the distance of the position of index `i` of `TierIndex::new(tier, kind)` (one
+    /// byte, [`format::NO_DISTANCE_BYTE`] where the score is 0; docs/RULES.md) and `scores[i]`
+    /// its score. With ctx-huffman (the default; [`WriteOptions::distances`] are the usual
+    /// settings) each distance is coded in the context of its score, and a position scored 0
+    /// costs nothing; with zstd the scores are not read.
+    ///
+    /// # Errors
+    /// As [`TableEncoder::new`]; [`Error::InvalidState`] also when `scores` is not as long,
+    /// and for ctx-huffman with the dense index or a code length limit under
+    /// [`WriteOptions::MIN_DISTANCE_CODE_LIMIT`].
+    pub fn for_distances(
+        dir: &Path,
+        rules: &Rules,
+        tier: u8,
+        kind: IndexKind,
+        distances: &'a [u8],
+        scores: &'a [i8],
+        opts: &WriteOptions,
+    ) -> Result<Self, Error> {
+        // SAFETY: `u8` and `i8` have the same size and alignment, and every byte is a valid
+        // `i8`; the slice borrows `distances` for `'a`.
+        let bytes =
+            unsafe { std::slice::from_raw_parts(distances.as_ptr().cast::<i8>(), distances.len()) };
+        let mut encoder = Self::new(dir, rules, tier, kind, bytes, opts)?;
+        encoder.header.values = Values::Distances;
+        encoder.tmp = dir.join(format!("{}.tmp", Values::Distances.file_name(tier)));
+        if scores.len() != distances.len() {
+            return Err(Error::InvalidState(format!(
+                "tier {tier}: {} scores given for {} distances",
+                scores.len(),
+                distances.len()
+            )));
+        }
+        if opts.compression == Compression::Huffman {
+            if kind != IndexKind::Reachable {
+                return Err(Error::InvalidState(format!(
+                    "tier {tier}: ctx-huffman distance tables follow the reachable index, not \
+                     the {}",
+                    kind.name()
+                )));
+            }
+            if opts.code_limit < dist::MIN_LIMIT {
+                return Err(Error::InvalidState(format!(
+                    "code length limit {} of a distance table outside {}..={}",
+                    opts.code_limit,
+                    dist::MIN_LIMIT,
+                    huffman::MAX_LIMIT
+                )));
+            }
+        }
+        encoder.context = scores;
+        Ok(encoder)
+    }
+
     /// The same encoder, writing a table of `values` instead: for [`Values::Distances`], a
-    /// distance table `tier-NN.owd` whose entries are the bytes given as scores (each
-    /// distance as a `u8`, [`format::NO_DISTANCE_BYTE`] for none; docs/RULES.md), zstd
-    /// blocks only.
+    /// zstd distance table `tier-NN.owd` whose entries are the bytes given as scores (each
+    /// distance as a `u8`, [`format::NO_DISTANCE_BYTE`] for none; docs/RULES.md). A
+    /// ctx-huffman distance table is coded in the context of the scores:
+    /// [`TableEncoder::for_distances`].
     ///
     /// # Errors
     /// [`Error::InvalidState`] for a distance table with ctx-huffman compression.
     pub fn with_values(mut self, values: Values) -> Result<Self, Error> {
         if values == Values::Distances && self.opts.compression != Compression::Zstd {
             return Err(Error::InvalidState(format!(
-                "tier {}: distance tables are zstd tables, not {}",
+                "tier {}: a {} distance table is made with its scores \
+                 (TableEncoder::for_distances)",
                 self.header.tier, self.opts.compression
             )));
         }
@@ -340,13 +453,30 @@ impl<'a> TableEncoder<'a> {
     /// Whether blocks need the pair counts of the whole tier ([`TableEncoder::set_counts`])
     /// before they are encoded: true for ctx-huffman until the counts are set.
     pub fn needs_counts(&self) -> bool {
-        self.opts.compression == Compression::Huffman && self.model.is_none()
+        self.opts.compression == Compression::Huffman
+            && self.model.is_none()
+            && self.distance_model.is_none()
+    }
+
+    /// Whether this encoder codes distances with ctx-huffman, in the context of the scores.
+    fn distance_huffman(&self) -> bool {
+        self.header.values == Values::Distances && self.opts.compression == Compression::Huffman
     }
 
     /// Counts that hold no pair yet, to gather those of some blocks into.
     pub fn empty_counts(&self) -> ModelCounts {
+        if self.distance_huffman() {
+            return ModelCounts(vec![0; dist::counts_len(self.header.tier)]);
+        }
         let s = huffman::symbol_count(self.header.tier);
         ModelCounts(vec![0; s * s])
+    }
+
+    /// The scores of block `b` of a distance table: the context of its distances.
+    fn context_chunk(&self, b: usize) -> &'a [i8] {
+        let be = self.block_entries;
+        let at = (b - self.held.start) * be;
+        &self.context[at..(at + be).min(self.context.len())]
     }
 
     /// The entries of block `b` of the scores.
@@ -365,11 +495,13 @@ impl<'a> TableEncoder<'a> {
         Ok(&self.scores[at..(at + be).min(self.scores.len())])
     }
 
-    /// Adds the score pairs of block `b` to `counts`.
+    /// Adds the score pairs of block `b` to `counts` (for a ctx-huffman distance table, its
+    /// (score, last distance's bucket, distance) triples).
     ///
     /// # Errors
-    /// [`Error::InvalidState`] for a score outside `−tier ..= tier`, or a block whose scores
-    /// are not held ([`TableEncoder::held_blocks`]).
+    /// [`Error::InvalidState`] for a score outside `−tier ..= tier`, a block whose scores
+    /// are not held ([`TableEncoder::held_blocks`]), or for a distance table a distance that
+    /// does not go with its score (a distance where the score is 0, none where it is not).
     ///
     /// # Panics
     /// If `counts` are of another tier.
@@ -380,6 +512,21 @@ impl<'a> TableEncoder<'a> {
         scratch: &mut EncodeScratch,
     ) -> Result<(), Error> {
         let tier = self.header.tier;
+        if self.distance_huffman() {
+            let chunk = self.chunk(b)?;
+            // SAFETY: as in `for_distances`: the distances, given as bytes, seen as `u8`.
+            let bytes =
+                unsafe { std::slice::from_raw_parts(chunk.as_ptr().cast::<u8>(), chunk.len()) };
+            let context = self.context_chunk(b);
+            return DistanceModel::count_block(
+                tier,
+                bytes,
+                context,
+                self.opts.sub_block_shift,
+                &mut counts.0,
+            )
+            .map_err(|e| Error::InvalidState(format!("tier {tier}: block {b}: {e}")));
+        }
         let src = block_source(
             self.chunk(b)?,
             &self.idx,
@@ -398,11 +545,18 @@ impl<'a> TableEncoder<'a> {
         if self.opts.compression != Compression::Huffman {
             return;
         }
-        let model = Model::from_counts(self.header.tier, &counts.0, self.opts.code_limit);
         self.header.compression = Compression::Huffman;
         self.header.level = 0;
         self.header.code_limit = self.opts.code_limit;
         self.header.sub_block_shift = self.opts.sub_block_shift;
+        if self.distance_huffman() {
+            let model =
+                DistanceModel::from_counts(self.header.tier, &counts.0, self.opts.code_limit);
+            self.header.model = model.stored().to_vec();
+            self.distance_model = Some(model);
+            return;
+        }
+        let model = Model::from_counts(self.header.tier, &counts.0, self.opts.code_limit);
         self.header.model = model.lengths().to_vec();
         self.model = Some(model);
     }
@@ -413,7 +567,8 @@ impl<'a> TableEncoder<'a> {
     /// [`Error::InvalidState`] for ctx-huffman before [`TableEncoder::set_counts`];
     /// [`Error::Io`] (on the temporary file's path) when zstd fails, or for ctx-huffman a
     /// score pair the counts did not hold; [`Error::InvalidState`] for a block whose scores
-    /// are not held ([`TableEncoder::held_blocks`]).
+    /// are not held ([`TableEncoder::held_blocks`]), and for a ctx-huffman distance table a
+    /// distance that does not go with its score or that the counts did not hold.
     pub fn encode_block(&self, b: usize, scratch: &mut EncodeScratch) -> Result<Vec<u8>, Error> {
         if self.needs_counts() {
             return Err(Error::InvalidState(format!(
@@ -423,6 +578,23 @@ impl<'a> TableEncoder<'a> {
         }
         let start = (b * self.block_entries) as u64;
         let io = |e| Error::io(&self.tmp, e);
+        if let Some(m) = &self.distance_model {
+            let chunk = self.chunk(b)?;
+            // SAFETY: as in `for_distances`: the distances, given as bytes, seen as `u8`.
+            let bytes =
+                unsafe { std::slice::from_raw_parts(chunk.as_ptr().cast::<u8>(), chunk.len()) };
+            let mut out = Vec::new();
+            m.encode_block(
+                bytes,
+                self.context_chunk(b),
+                self.opts.sub_block_shift,
+                &mut out,
+            )
+            .map_err(|e| {
+                Error::InvalidState(format!("tier {}: block {b}: {e}", self.header.tier))
+            })?;
+            return Ok(out);
+        }
         if let Some(m) = &self.model {
             let src = block_source(self.chunk(b)?, &self.idx, start, scratch);
             let mut out = Vec::new();
