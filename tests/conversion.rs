@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use oware_db::index::{IndexKind, TierIndex};
 use oware_db::manifest::Manifest;
-use oware_db::write::{TableEncoder, WriteOptions};
+use oware_db::write::{write_distances_with, WriteOptions};
 use oware_db::{Error, MoveScore, Position, Rules, Tablebase};
 use support::{ok, run, text};
 
@@ -197,35 +197,31 @@ fn the_best_line_converts_from_every_position_up_to_tier_12() {
     }
 }
 
-/// Rewrites the distance table of `tier` in `dir` with `change` applied to its bytes, and the
-/// manifest's record of it: a table that passes every plain check.
-fn rewrite_distances(dir: &Path, tier: u8, change: impl FnOnce(&mut [i8])) {
+/// Rewrites the distance table of `tier` in `dir` with `change` applied to its distances (in
+/// the code `generate` writes, ctx-huffman in the context of the scores), and the manifest's
+/// record of it: a table that passes every plain check.
+fn rewrite_distances(dir: &Path, tier: u8, change: impl FnOnce(&mut [u8])) {
     let mut manifest = Manifest::load(dir).unwrap().unwrap();
     let path = dir.join(format!("tier-{tier:02}.owd"));
+    let scores = oware_db::table::Table::open(&dir.join(format!("tier-{tier:02}.owt")))
+        .unwrap()
+        .read_all()
+        .unwrap();
     let table = oware_db::table::Table::open(&path).unwrap();
-    let mut bytes = table.read_all().unwrap();
+    assert_eq!(table.compression(), oware_db::format::Compression::Huffman);
+    let mut bytes = table.read_distances(&scores).unwrap();
     drop(table);
     change(&mut bytes);
-    let opts = WriteOptions {
-        compression: oware_db::format::Compression::Zstd,
-        ..WriteOptions::default()
-    };
-    let written = TableEncoder::new(
+    let w = write_distances_with(
         dir,
         &manifest.rules,
         tier,
         IndexKind::Reachable,
         &bytes,
-        &opts,
+        &scores,
+        &WriteOptions::distances(),
     )
-    .unwrap()
-    .with_values(oware_db::format::Values::Distances)
     .unwrap();
-    let mut scratch = oware_db::write::EncodeScratch::default();
-    let blocks: Vec<_> = (0..written.block_count())
-        .map(|b| written.encode_block(b, &mut scratch))
-        .collect();
-    let w = written.write(blocks).unwrap();
     let d = manifest
         .tiers
         .get_mut(&tier)

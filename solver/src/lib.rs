@@ -39,7 +39,7 @@ mod verify;
 
 pub use dir::check::{check_tiers, CheckObserver};
 pub use dir::disk::{free_disk, generate_tier_disk, table_disk_bound};
-pub use dir::read::read_table;
+pub use dir::read::{read_distances, read_table};
 pub use dir::romein::{export_overhead, export_romein, import_romein};
 pub use dir::temp::is_temporary;
 pub use dir::write::{write_distances_parallel, write_table_parallel, DEFAULT_BATCH_BLOCKS};

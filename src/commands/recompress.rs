@@ -169,7 +169,9 @@ fn rewrite(args: &Args, source: Option<&Manifest>, tiers: Vec<u8>) -> anyhow::Re
         let stats = source
             .and_then(|s| s.tiers.get(&n))
             .and_then(|e| e.stats.clone());
-        // The distance table (zstd whatever the scores' compression) is copied as it is.
+        // The distance table (its code does not follow the scores' compression: ctx-huffman
+        // in the context of the scores' values, or zstd as earlier versions wrote it) is
+        // copied as it is.
         let distance = match distance {
             Some(d) => Some(copy_distances(&args.dir, &args.out, &d)?),
             None => None,

@@ -36,6 +36,47 @@ pub fn read_table(table: &Table) -> Result<Vec<i8>, Error> {
     Ok(out)
 }
 
+/// Every distance of the distance table `table`, in index order (one byte each, 255 for
+/// none), decoded on the current rayon thread pool in tasks of 64 blocks, given the tier's
+/// `scores` (every entry): a ctx-huffman distance table is coded in the context of each
+/// position's score. The pages of the table's file leave the process's resident set as they
+/// are decoded, as in [`read_range_parallel`].
+///
+/// # Errors
+/// As [`Table::read_distances_into`]; [`Error::InvalidState`] when `scores` is not of the
+/// table's length.
+pub fn read_distances(table: &Table, scores: &[i8]) -> Result<Vec<u8>, Error> {
+    if scores.len() as u64 != table.len() {
+        return Err(Error::InvalidState(format!(
+            "{}: {} scores given for {} distances",
+            table.path().display(),
+            scores.len(),
+            table.len()
+        )));
+    }
+    let mut out = vec![0u8; scores.len()];
+    let step = u64::from(table.block_entries()).max(1) * TASK_BLOCKS as u64;
+    let group = (GROUP_ENTRIES / step).max(1) * step;
+    for (g, (part, context)) in out
+        .chunks_mut(group as usize)
+        .zip(scores.chunks(group as usize))
+        .enumerate()
+    {
+        let at = g as u64 * group;
+        let len = part.len() as u64;
+        let r = part
+            .par_chunks_mut(step as usize)
+            .zip(context.par_chunks(step as usize))
+            .enumerate()
+            .try_for_each(|(k, (chunk, ctx))| {
+                table.read_distances_into(at + k as u64 * step, ctx, chunk)
+            });
+        table.release_entries(at, len);
+        r?;
+    }
+    Ok(out)
+}
+
 /// Bytes of a Romein-Bal file read by one task of [`read_romein_parallel`].
 const ROMEIN_TASK: u64 = 1 << 22;
 

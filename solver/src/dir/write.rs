@@ -2,7 +2,6 @@
 //! on every thread, then blocks compressed in parallel in bounded batches and streamed to
 //! the file. The bytes are those of [`oware_db::write::write_table_with`].
 
-use oware_db::format::{Compression, Values};
 use oware_db::index::IndexKind;
 use oware_db::write::{EncodeScratch, TableEncoder, WriteOptions, WrittenTable};
 use oware_db::{Error, Rules};
@@ -35,28 +34,28 @@ pub fn write_table_parallel(
 }
 
 /// The distance table of tier `tier` (`tier-NN.owd`) from its distances, one byte each as
-/// [`tier_distances`](crate::tier_distances) gives them: zstd blocks of the default size and
-/// level, compressed on the rayon thread pool as [`write_table_parallel`] does.
+/// [`tier_distances`](crate::tier_distances) gives them, and the tier's `scores`: ctx-huffman
+/// in the context of each position's score, with the settings of
+/// [`WriteOptions::distances`], counted and encoded on the rayon thread pool as
+/// [`write_table_parallel`] does. The bytes are those of
+/// [`oware_db::write::write_distances_with`].
 ///
 /// # Errors
-/// As [`write_table_parallel`].
+/// As [`write_table_parallel`]; [`Error::InvalidState`] when `scores` is not as long as
+/// `distances`, or a distance does not go with its score (a distance where the score is 0,
+/// none where it is not).
 pub fn write_distances_parallel(
     dir: &TableDir,
     rules: &Rules,
     tier: u8,
     kind: IndexKind,
     distances: &[u8],
+    scores: &[i8],
     batch_blocks: usize,
 ) -> Result<WrittenTable, Error> {
-    // SAFETY: `u8` and `i8` have the same size and alignment; the slice borrows `distances`.
-    let bytes =
-        unsafe { std::slice::from_raw_parts(distances.as_ptr().cast::<i8>(), distances.len()) };
-    let opts = WriteOptions {
-        compression: Compression::Zstd,
-        ..WriteOptions::default()
-    };
-    let encoder = TableEncoder::new(dir.path(), rules, tier, kind, bytes, &opts)?
-        .with_values(Values::Distances)?;
+    let opts = WriteOptions::distances();
+    let encoder =
+        TableEncoder::for_distances(dir.path(), rules, tier, kind, distances, scores, &opts)?;
     write_encoded(dir, encoder, batch_blocks)
 }
 

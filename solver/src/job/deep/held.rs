@@ -418,7 +418,7 @@ impl Held {
                 human_bytes(common.available)
             ));
         }
-        let bytes = match crate::dir::read::read_table(table) {
+        let bytes = match crate::dir::read::read_distances(table, scores) {
             Ok(b) => b,
             Err(e) => {
                 return DistanceVerdict::Failed {
@@ -428,8 +428,7 @@ impl Held {
             }
         };
         table.release_pages();
-        // SAFETY: `i8` and `u8` have the same size and alignment; the slice borrows `bytes`.
-        let dist = unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<u8>(), bytes.len()) };
+        let dist = bytes.as_slice();
         lower.pad(n);
         match check_distances(&common.opts.rules, n, scores, lower, dist) {
             Ok(()) => DistanceVerdict::Proved {

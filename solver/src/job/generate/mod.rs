@@ -403,6 +403,7 @@ pub fn generate(
                     tier,
                     IndexKind::Reachable,
                     bytes,
+                    solved.scores(),
                     DEFAULT_BATCH_BLOCKS,
                 )?;
                 unrecorded.0.push(table_dir.path().join(&file.file));
