@@ -1,12 +1,13 @@
 //! `seeds OUT TABLE...` (an example, so that `cargo fuzz build` leaves it alone): writes
-//! into `OUT` each table given, then the same scores re-encoded
+//! into `OUT` each table given (score or distance tables), then each score table's scores
+//! re-encoded
 //! with other writer settings (small blocks and sub-blocks, short codes, zstd level 1, the
 //! dense index), so that the seed corpus of the `table` target holds many blocks, sub-block
 //! tables and both codecs from the start. Built and run by `scripts/fuzz`.
 
 use std::path::{Path, PathBuf};
 
-use oware_db::format::Compression;
+use oware_db::format::{Compression, Values};
 use oware_db::index::IndexKind;
 use oware_db::table::Table;
 use oware_db::write::{write_table_with, WriteOptions};
@@ -21,6 +22,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let t = Table::open(&path)?;
         std::fs::copy(&path, out.join(format!("{k:03}-real-{}", name(&path))))?;
         written += 1;
+        if t.values() == Values::Distances {
+            // A distance table is re-encoded with its scores only: the real one is the seed.
+            continue;
+        }
         let scores = t.read_all()?;
         let (tier, rules) = (t.tier(), t.rules());
         let variants = [

@@ -4,11 +4,14 @@
 //! (`fix_checksums`), so the mutations reach the decoders.
 //!
 //! Properties: no panic, hang or runaway allocation; `get(i)` agrees with `read_all()[i]`;
-//! an index past the end is an error.
+//! an index past the end is an error. A distance table is also decoded with made-up scores
+//! (the context of its ctx-huffman code; some out of the tier's range): distances or an
+//! error.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use oware_db::check::check_table;
+use oware_db::format::Values;
 use oware_db::manifest::TierEntry;
 use oware_db::table::Table;
 use oware_fuzz::{fix_checksums, Probe};
@@ -64,6 +67,18 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     assert!(table.get(n).is_err());
+    if table.values() == Values::Distances && n <= READ_ALL_MAX {
+        let tier = i64::from(table.tier());
+        let span = 2 * tier as u64 + 2;
+        let scores: Vec<i8> = (0..n)
+            .map(|_| ((probe.next() % span) as i64 - tier) as i8)
+            .collect();
+        let _ = table.read_distances(&scores);
+        if let Ok(d) = table.read_distances(&vec![0; n as usize]) {
+            // With every score 0, every entry is none.
+            assert!(d.iter().all(|&x| x == 255));
+        }
+    }
     // The plain checks, recorded as the manifest would record this file.
     if let Ok(sum) = checksum {
         let entry = TierEntry {
