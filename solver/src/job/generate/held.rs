@@ -330,14 +330,17 @@ impl Held {
                 } else {
                     (Tuning::default(), None)
                 };
-                // The distances' bytes, when asked for, come out of the lists' room.
-                let dist = if tuning.distances {
-                    distance_bytes(positions)
+                // With the distances, the peak is the larger of the plan's and the
+                // propagation's (the lower tiers' pages released if need be): the lists get
+                // what it leaves.
+                let peak = if tuning.distances {
+                    plan.needed()
+                        .max(plan.own + distance_bytes(positions) + plan.process)
                 } else {
-                    0
+                    plan.needed()
                 };
                 let tuning = Tuning {
-                    far_exit_room: plan.far_exit_room(limit).saturating_sub(dist),
+                    far_exit_room: limit.saturating_sub(peak) + plan.far_exits,
                     ..tuning
                 };
                 let (scores, mut stats) = if let Some(slice_bytes) = slices {
