@@ -16,7 +16,7 @@ use oware_db::Rules;
 use oware_solver::memory::{
     far_exit_bytes, frontier_bytes, tier_memory, window_bytes, PROCESS_BYTES,
 };
-use support::{leftovers, ok, oware, tables, text};
+use support::{distance_tables, leftovers, ok, oware, tables, text};
 
 /// A limit that fits tier 16's cells beside a third of its lower tiers, its cells and
 /// frontier, and every lower tier with all of its own.
@@ -76,6 +76,24 @@ fn a_memory_limit_that_forces_slices_gives_the_same_tables() {
     let mut want = expected.clone();
     want.truncate(13);
     assert!(tables(&forced) == want, "forced slices: tables differ");
+    // Its distances too, and verify --deep proves them from slices.
+    let mut want = distance_tables(&clean);
+    want.truncate(13);
+    assert!(
+        distance_tables(&forced) == want,
+        "forced slices: distances differ"
+    );
+    let out = oware()
+        .args(["verify", "--deep", "--dir", forced.to_str().unwrap()])
+        .env("OWARE_SLICE_BYTES", "5000")
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.contains("tier 12  OK      distances: each follows from its moves"),
+        "{stdout}"
+    );
     assert!(
         !generate(&forced, "12", &[("OWARE_SLICE_BYTES", "x".into())])
             .status

@@ -27,10 +27,12 @@
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
 use oware_db::index::{IndexKind, TierIndex};
+use oware_db::retro::ExitMoves;
 use oware_db::{Outcome, Position, Rules};
 use rayon::prelude::*;
 
 use crate::hugepage::vec_of;
+use crate::lower::slice::{cut_slices, Loaded, ScoreSource, Slice, SLICE_ALIGN};
 use crate::lower::LowerTiers;
 use crate::prefetch::prefetch;
 
@@ -93,6 +95,14 @@ pub enum DistanceError {
         /// The distance its moves and its children's stored distances give (`None`: none
         /// can be had, a child keeping the score has no distance).
         expected: Option<u16>,
+    },
+    /// The scores of a lower tier could not be read ([`check_distances_sliced`]).
+    #[error("tier {tier}: the lower tiers cannot be read: {error}")]
+    Lower {
+        /// The tier checked.
+        tier: u8,
+        /// What the reader said.
+        error: String,
     },
     /// A distance beyond what a byte holds ([`MAX_DISTANCE`]).
     #[error("tier {tier}: distances reach beyond {max} plies, the most a distance table holds")]
@@ -342,6 +352,102 @@ pub fn check_distances(
     lower: &LowerTiers,
     dist: &[u8],
 ) -> Result<(), DistanceError> {
+    check_with(rules, n, scores, Captures::Lower(lower), dist)
+}
+
+/// [`check_distances`] for a tier whose lower tiers are read in slices of at most
+/// `slice_bytes` scores from `source` (as [`solve_tier_sliced`](crate::solve_tier_sliced)
+/// reads them): one sweep over the tier per slice marks the nonzero positions with a capture
+/// worth their score (one bit per position), then the equations are checked as
+/// [`check_distances`] checks them, a capture keeping the score exactly where the bit is
+/// set. Memory beside `scores` and `dist`: the bits and one slice. Runs on the current rayon
+/// pool.
+///
+/// # Errors
+/// As [`check_distances`]; [`DistanceError::Lower`] when `source` cannot deliver a slice.
+///
+/// # Panics
+/// If `n > 48`.
+pub fn check_distances_sliced(
+    rules: &Rules,
+    n: u8,
+    scores: &[i8],
+    source: &dyn ScoreSource,
+    slice_bytes: u64,
+    dist: &[u8],
+) -> Result<(), DistanceError> {
+    let index = TierIndex::new(n, IndexKind::Reachable);
+    if scores.len() as u64 != index.size() {
+        return Err(DistanceError::Length {
+            tier: n,
+            got: scores.len(),
+            positions: index.size(),
+        });
+    }
+    let slices = cut_slices(rules.capture_window(n), slice_bytes, SLICE_ALIGN);
+    let largest = slices.iter().map(Slice::len).max().unwrap_or(0) as usize;
+    let mut buf = vec_of(largest, |_| 0i8);
+    let keeps = vec_of(scores.len().div_ceil(64), |_| AtomicU64::new(0));
+    for slice in &slices {
+        let mut at = 0usize;
+        for piece in &slice.pieces {
+            let len = piece.len() as usize;
+            source
+                .load(piece.tier, piece.ranks.start, &mut buf[at..at + len])
+                .map_err(|e| DistanceError::Lower {
+                    tier: n,
+                    error: e.to_string(),
+                })?;
+            at += len;
+        }
+        let loaded = Loaded::new(slice, &buf[..at]);
+        keeps.par_chunks(CHUNK / 64).enumerate().for_each_init(
+            || ExitMoves::new(rules),
+            |exits, (c, words)| {
+                let start = c * CHUNK;
+                let end = (start + CHUNK).min(scores.len());
+                let cursor = index.cursor(start as u64, end as u64);
+                for (k, p) in cursor.enumerate() {
+                    let s = scores[start + k];
+                    if s == 0 {
+                        continue;
+                    }
+                    let mut keeps = false;
+                    exits.for_each(&p, |m| {
+                        if let Outcome::Continue { child, captured } = m.outcome {
+                            if let Some(&e) = loaded.entry(&child) {
+                                keeps |= captured as i8 - e == s;
+                            }
+                        }
+                    });
+                    if keeps {
+                        words[k / 64].fetch_or(1 << (k % 64), Ordering::Relaxed);
+                    }
+                }
+            },
+        );
+    }
+    drop(buf);
+    check_with(rules, n, scores, Captures::Marked(&keeps), dist)
+}
+
+/// Where [`expected_distance`] learns whether a capture keeps a position's score.
+#[derive(Clone, Copy)]
+enum Captures<'a> {
+    /// From the lower tiers held whole.
+    Lower(&'a LowerTiers),
+    /// From a bit per position, set where some capture keeps the score.
+    Marked(&'a [AtomicU64]),
+}
+
+/// [`check_distances`] with the captures' verdicts from `captures`.
+fn check_with(
+    rules: &Rules,
+    n: u8,
+    scores: &[i8],
+    captures: Captures<'_>,
+    dist: &[u8],
+) -> Result<(), DistanceError> {
     let index = TierIndex::new(n, IndexKind::Reachable);
     let size = index.size();
     for got in [scores.len(), dist.len()] {
@@ -362,7 +468,7 @@ pub fn check_distances(
             for (k, p) in cursor.enumerate() {
                 let i = start + k;
                 let s = scores[i];
-                let expected = expected_distance(rules, &index, scores, lower, dist, &p, s);
+                let expected = expected_distance(rules, &index, scores, captures, dist, i, &p, s);
                 let stored = part[k];
                 let agrees = match expected {
                     None => s == 0 && stored == NO_DISTANCE,
@@ -383,21 +489,29 @@ pub fn check_distances(
     first.map_or(Ok(()), Err)
 }
 
-/// The distance of `p` (score `s`) by its moves and its children's stored distances: `None`
-/// for a score of 0, or when a child keeping a nonzero score has no distance stored.
+/// The distance of `p` (index `i`, score `s`) by its moves and its children's stored
+/// distances: `None` for a score of 0, or when a child keeping a nonzero score has no
+/// distance stored.
+#[allow(clippy::too_many_arguments)]
 fn expected_distance(
     rules: &Rules,
     index: &TierIndex,
     scores: &[i8],
-    lower: &LowerTiers,
+    captures: Captures<'_>,
     dist: &[u8],
+    i: usize,
     p: &Position,
     s: i8,
 ) -> Option<u16> {
     if s == 0 {
         return None;
     }
-    let mut best: Option<u16> = None;
+    let mut best: Option<u16> = match captures {
+        Captures::Marked(bits) if bits[i / 64].load(Ordering::Relaxed) >> (i % 64) & 1 != 0 => {
+            Some(0)
+        }
+        _ => None,
+    };
     let mut broken = false;
     let any = p.for_each_move(rules, |m| {
         let step = match m.outcome {
@@ -414,12 +528,11 @@ fn expected_distance(
                     d => u16::from(d),
                 }
             }
-            Outcome::Continue { child, captured } => {
-                if captured as i8 - *lower.entry_of_child(&child) != s {
-                    return;
-                }
-                0
-            }
+            Outcome::Continue { child, captured } => match captures {
+                Captures::Lower(lower) if captured as i8 - *lower.entry_of_child(&child) == s => 0,
+                // Marked captures are counted once, above.
+                _ => return,
+            },
             Outcome::End { score } => {
                 if score != s {
                     return;

@@ -269,7 +269,7 @@ fn least_needed(plan: Result<TierPlan, TierPlan>) -> u64 {
 }
 
 /// The smallest slice a plan allows for a window of `window` bytes.
-fn least_slice(window: u64) -> u64 {
+pub(crate) fn least_slice(window: u64) -> u64 {
     window.min(MIN_SLICE_BYTES.max(window.div_ceil(MAX_SLICES)))
 }
 

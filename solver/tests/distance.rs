@@ -15,8 +15,8 @@ use std::sync::Arc;
 use oware_db::index::{IndexKind, TierIndex};
 use oware_db::{Outcome, Position, Rules};
 use oware_solver::{
-    check_distances, solve_tier_sliced, solve_tier_tuned, tier_distances, DistanceError,
-    LowerTiers, NoProgress, Tuning, NO_DISTANCE,
+    check_distances, check_distances_sliced, solve_tier_sliced, solve_tier_tuned, tier_distances,
+    DistanceError, LowerTiers, NoProgress, Tuning, NO_DISTANCE,
 };
 
 fn score(tiers: &[Vec<i8>], p: &Position) -> i8 {
@@ -354,4 +354,47 @@ fn distances_of_a_sliced_tier_are_those_of_the_resident_path() {
     assert!(stats.exit_sweeps > 2, "{} sweeps", stats.exit_sweeps);
     assert!(s.as_slice() == &tiers[n as usize][..]);
     assert!(s.distances().unwrap().unwrap() == &resident.1[..]);
+}
+
+/// The check of a tier whose lower tiers are read in slices gives the verdicts of the
+/// check over the lower tiers held whole: on the true distances, and on each kind of damage
+/// (one more, one less, none, one beside a score of 0), under both presets, for slices of
+/// a tenth and a third of the lower tiers the captures reach.
+#[test]
+fn the_sliced_check_of_distances_gives_the_whole_checks_verdicts() {
+    for rules in [Rules::ABAPA, Rules::AWARI] {
+        let n = 13;
+        let (tiers, lower) = solved_below(&rules, n);
+        let scores = &tiers[n as usize];
+        let good = tier_distances(&rules, n, scores, &lower).unwrap();
+        let far = (0..good.len())
+            .filter(|&i| good[i] > 3 && good[i] != NO_DISTANCE)
+            .nth(100)
+            .unwrap();
+        let favoured_one = (0..good.len())
+            .find(|&i| good[i] == 1 && scores[i] > 0)
+            .unwrap();
+        let zero = (0..good.len()).find(|&i| scores[i] == 0).unwrap();
+        let mut cases = vec![good.clone()];
+        for (i, v) in [
+            (far, good[far] + 1),
+            (far, good[far] - 1),
+            (far, NO_DISTANCE),
+            (zero, 5),
+            (favoured_one, 2),
+        ] {
+            let mut bad = good.clone();
+            bad[i] = v;
+            cases.push(bad);
+        }
+        for (c, dist) in cases.iter().enumerate() {
+            let whole = check_distances(&rules, n, scores, &lower, dist);
+            assert_eq!(whole.is_ok(), c == 0, "{rules} case {c}: {whole:?}");
+            let window = oware_solver::memory::window_bytes(&rules, n);
+            for bytes in [window / 10, window / 3] {
+                let sliced = check_distances_sliced(&rules, n, scores, &lower, bytes, dist);
+                assert_eq!(sliced, whole, "{rules} case {c}, slices of {bytes} bytes");
+            }
+        }
+    }
 }

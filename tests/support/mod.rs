@@ -37,10 +37,21 @@ pub fn text(bytes: &[u8]) -> String {
 
 /// The tables of `dir`, by name.
 pub fn tables(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    files_ending(dir, "owt")
+}
+
+/// Every distance table (`*.owd`) in `dir`, by name, with its bytes.
+#[allow(dead_code)]
+pub fn distance_tables(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    files_ending(dir, "owd")
+}
+
+/// Every file of `dir` with the extension `ext`, by name, with its bytes.
+fn files_ending(dir: &Path, ext: &str) -> Vec<(String, Vec<u8>)> {
     let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "owt"))
+        .filter(|p| p.extension().is_some_and(|e| e == ext))
         .map(|p| {
             let name = p.file_name().unwrap().to_string_lossy().into_owned();
             (name, std::fs::read(&p).unwrap())

@@ -9,14 +9,14 @@ use oware_db::table::Table;
 use oware_db::Position;
 
 use super::{agree_db, DistanceVerdict, VerifyError, VerifyObserver, VerifyOptions};
-use crate::distance::{check_distances, NO_DISTANCE};
+use crate::distance::{check_distances, check_distances_sliced, NO_DISTANCE};
 use crate::distributed::{verify_tier_local, Comm, LocalScores, LowerShare, PartitionConfig};
 use crate::job::ranks::tier_batch;
 use crate::lower::slice::{ScoreSource, TableSource};
 use crate::lower::LowerTiers;
 use crate::memory::{
-    available_memory, exchange_memory, human_bytes, plan_verify, verify_memory, ExitPlan,
-    PROCESS_BYTES,
+    available_memory, exchange_memory, human_bytes, least_slice, plan_verify, verify_memory,
+    window_bytes, ExitPlan, PROCESS_BYTES,
 };
 use crate::verify::{
     mismatch_with, verify_tier_in_place, VerifyLower, VerifyPhases, VerifyReport, LISTED,
@@ -384,8 +384,9 @@ impl Held {
     }
 
     /// Proves the distance table `table` of tier `n` from the tier's re-proved `scores` and
-    /// the lower tiers held ([`check_distances`]): on one process, when the tier reads its
-    /// lower tiers from memory and the distances (one byte per position) fit beside them;
+    /// the lower tiers ([`check_distances`]): on one process, held whole when the tier reads
+    /// its lower tiers from memory, otherwise read in slices from the tables
+    /// ([`check_distances_sliced`]), where the distances (one byte per position) fit;
     /// otherwise skipped, with the reason.
     pub(super) fn verify_distances(
         &mut self,
@@ -406,11 +407,20 @@ impl Held {
             return skipped("the tier is split over ranks (distances are proved by one process)");
         };
         let a = *common.opts.tiers.start();
-        if plans[usize::from(n - a)] != ExitPlan::Resident {
-            return skipped("the lower tiers are read in slices (distances need them whole)");
-        }
+        let resident = plans[usize::from(n - a)] == ExitPlan::Resident;
         let positions = scores.len() as u64;
-        let needed = 2 * positions + lower.bytes() + PROCESS_BYTES;
+        let rules = common.opts.rules;
+        // The scores and the distances, and, with slices, a bit per position and the least
+        // slice.
+        let needed = if resident {
+            2 * positions + lower.bytes() + PROCESS_BYTES
+        } else {
+            2 * positions
+                + positions.div_ceil(64) * 8
+                + lower.bytes()
+                + PROCESS_BYTES
+                + least_slice(window_bytes(&rules, n))
+        };
         if needed > common.available {
             return skipped(&format!(
                 "they need {} of memory, {} are available",
@@ -418,6 +428,10 @@ impl Held {
                 human_bytes(common.available)
             ));
         }
+        // The largest slice the memory leaves, or the one asked for.
+        let slice_bytes = (common.available - needed + least_slice(window_bytes(&rules, n)))
+            .min(common.opts.slice_bytes.unwrap_or(u64::MAX))
+            .max(1);
         let bytes = match crate::dir::read::read_distances(table, scores) {
             Ok(b) => b,
             Err(e) => {
@@ -429,8 +443,13 @@ impl Held {
         };
         table.release_pages();
         let dist = bytes.as_slice();
-        lower.pad(n);
-        match check_distances(&common.opts.rules, n, scores, lower, dist) {
+        let checked = if resident {
+            lower.pad(n);
+            check_distances(&rules, n, scores, lower, dist)
+        } else {
+            check_distances_sliced(&rules, n, scores, &common.source, slice_bytes, dist)
+        };
+        match checked {
             Ok(()) => DistanceVerdict::Proved {
                 tier: n,
                 max: dist
