@@ -89,7 +89,17 @@ impl<'a> Rounds<'a> {
         if !flag.load(Ordering::Relaxed) {
             flag.store(true, Ordering::Relaxed);
         }
-        self.marked[to].fetch_add(1, Ordering::Relaxed);
+        if self.marked[to].load(Ordering::Relaxed) == 0 {
+            self.marked[to].store(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Takes up to [`ROOM_GRANT`] entries of the lists' room for one work item: how many it
+    /// got (0 once the room is spent).
+    #[inline]
+    fn grant(&self) -> u32 {
+        let before = self.room.fetch_sub(ROOM_GRANT, Ordering::Relaxed);
+        before.clamp(0, ROOM_GRANT) as u32
     }
 
     /// Records the distance `d` of the position `j` just decided.
@@ -102,11 +112,17 @@ impl<'a> Rounds<'a> {
     }
 
     /// Hands over the position `j` (low if `low`, board `p`) for the round of parity `to`:
-    /// onto `out` while the lists have room, otherwise into that round's frontier bits.
+    /// onto `made`'s list while the lists have room, otherwise into that round's frontier
+    /// bits.
     #[inline(always)]
-    fn hand_over(&self, out: &mut Vec<Decided>, to: usize, j: u64, low: bool, p: Position) {
-        if self.room.fetch_sub(1, Ordering::Relaxed) > 0 {
-            out.push((j | u64::from(low) << CHILD_LOW, p));
+    fn hand_over(&self, made: &mut Made, to: usize, j: u64, low: bool, p: Position) {
+        if made.room == 0 && !made.spent {
+            made.room = self.grant();
+            made.spent = made.room == 0;
+        }
+        if made.room > 0 {
+            made.room -= 1;
+            made.out.push((j | u64::from(low) << CHILD_LOW, p));
         } else {
             self.mark(to, j);
         }
@@ -127,6 +143,10 @@ pub(crate) fn has_no_move(p: &Position, rules: &Rules) -> bool {
     !p.for_each_move(rules, |_| {})
 }
 
+/// Entries of the lists' room a work item takes at a time (the rest of its last grant is
+/// lost to the round: a few thousand entries at most).
+const ROOM_GRANT: i64 = 256;
+
 /// What one work item of a round leaves: the positions it decided, carried for the next
 /// round, and how many it took and decided.
 #[derive(Default)]
@@ -134,6 +154,10 @@ struct Made {
     out: Vec<Decided>,
     taken: u64,
     decided: u64,
+    /// Entries of its grant of the lists' room left.
+    room: u32,
+    /// The room was found spent: the rest goes to the bits.
+    spent: bool,
 }
 
 /// A work item's buffers.
@@ -171,7 +195,7 @@ impl Step {
             if let Some(low) = ctx.act_on(update, k) {
                 let j = update & !(1 << CHILD_LOW);
                 rounds.set(j, r + 1);
-                rounds.hand_over(&mut self.made.out, to, j, low, p);
+                rounds.hand_over(&mut self.made, to, j, low, p);
                 self.made.decided += 1;
             }
         }
@@ -216,7 +240,7 @@ pub(super) fn level_in_rounds(ctx: &Ctx<'_>, rounds: &Rounds<'_>, k: i8) -> (u64
                                     rounds.mark(0, j);
                                 } else {
                                     rounds.set(j, 1);
-                                    rounds.hand_over(&mut made.out, 1, j, v < 0, p);
+                                    rounds.hand_over(&mut made, 1, j, v < 0, p);
                                 }
                                 made.decided += 1;
                             }
