@@ -111,16 +111,23 @@ impl<'a> Rounds<'a> {
         self.dist[j as usize].store(d.min(254) as u8 + 1, Ordering::Relaxed);
     }
 
+    /// Whether `made`'s list has room for one more position (taking a grant of the lists'
+    /// room when its own is spent).
+    #[inline(always)]
+    fn has_room(&self, made: &mut Made) -> bool {
+        if made.room == 0 && !made.spent {
+            made.room = self.grant();
+            made.spent = made.room == 0;
+        }
+        made.room > 0
+    }
+
     /// Hands over the position `j` (low if `low`, board `p`) for the round of parity `to`:
     /// onto `made`'s list while the lists have room, otherwise into that round's frontier
     /// bits.
     #[inline(always)]
     fn hand_over(&self, made: &mut Made, to: usize, j: u64, low: bool, p: Position) {
-        if made.room == 0 && !made.spent {
-            made.room = self.grant();
-            made.spent = made.room == 0;
-        }
-        if made.room > 0 {
+        if self.has_room(made) {
             made.room -= 1;
             made.out.push((j | u64::from(low) << CHILD_LOW, p));
         } else {
@@ -213,6 +220,11 @@ impl Step {
 pub(super) fn level_in_rounds(ctx: &Ctx<'_>, rounds: &Rounds<'_>, k: i8) -> (u64, u64) {
     // The scan: positions without a move go to round 0's bits, the others to round 1's list.
     rounds.room.store(rounds.carry, Ordering::Relaxed);
+    // A position without a move scores its end score, the seeds of its side less the
+    // other's; with seeds on both sides some move is legal unless a grand slam is illegal
+    // (`has_no_move`), so otherwise such a position holds every seed on one side and scores
+    // `±n`: the scans of lower levels need not look for one.
+    let terminals = k == ctx.n as i8 || ctx.rules.grand_slam == GrandSlam::Illegal;
     let scanned: Vec<Made> = ctx
         .cells
         .par_chunks(CHUNK)
@@ -234,15 +246,21 @@ pub(super) fn level_in_rounds(ctx: &Ctx<'_>, rounds: &Rounds<'_>, k: i8) -> (u64
                             hits &= hits - 1;
                             if let Some(v) = start_cell(&oct[i], ctx.codes, k) {
                                 let j = (base + q * 8 + i) as u64;
+                                made.decided += 1;
+                                if !terminals && !rounds.has_room(&mut made) {
+                                    // Unranked when its round sweeps it.
+                                    rounds.set(j, 1);
+                                    rounds.mark(1, j);
+                                    continue;
+                                }
                                 let p = unranker.unrank(j);
-                                if has_no_move(&p, ctx.rules) {
+                                if terminals && has_no_move(&p, ctx.rules) {
                                     rounds.set(j, 0);
                                     rounds.mark(0, j);
                                 } else {
                                     rounds.set(j, 1);
                                     rounds.hand_over(&mut made, 1, j, v < 0, p);
                                 }
-                                made.decided += 1;
                             }
                         }
                     }
