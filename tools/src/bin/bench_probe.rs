@@ -1,5 +1,6 @@
-//! `bench_probe`: library probe latency and throughput on random positions of one warm tier,
-//! and a position file for the batch benchmark (`scripts/bench probe`, `scripts/bench-probe`).
+//! `bench_probe`: library probe latency and throughput on random positions of one warm tier
+//! (and the latency of distance probes where the tier has a distance table), and a position
+//! file for the batch benchmark (`scripts/bench probe`, `scripts/bench-probe`).
 //!
 //! ```text
 //! bench_probe --dir DIR --tier N [--rules abapa] [--count 1000000] [--threads T]
@@ -125,6 +126,27 @@ fn run_probe_bench(
         percentile(&ns, 0.99),
         percentile(&ns, 1.0)
     );
+    // Distance probes (the score of the position included, as its context), where the tier
+    // has a distance table: fresh random positions, one at a time.
+    if let Ok(dist) = tb.distance_table(tier) {
+        dist.verify_checksum()?;
+        let positions = random_positions(&index, count, 4343);
+        let mut dns = Vec::with_capacity(count);
+        for p in &positions {
+            let t = Instant::now();
+            black_box(tb.distance(black_box(p))?);
+            dns.push(t.elapsed().as_nanos() as u64);
+        }
+        dns.sort_unstable();
+        println!(
+            "distance latency (1 thread, {count} random probes, {:.3} bits/position): median {:.2} us, p90 {:.2} us, p99 {:.2} us; median {:.2} times the score probes'",
+            dist.bits_per_entry(),
+            percentile(&dns, 0.5),
+            percentile(&dns, 0.9),
+            percentile(&dns, 0.99),
+            percentile(&dns, 0.5) / percentile(&ns, 0.5).max(1e-9)
+        );
+    }
     // Throughput on one thread, fresh positions.
     let positions = random_positions(&index, count, 4242);
     let t = Instant::now();
