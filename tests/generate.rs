@@ -13,11 +13,12 @@ use oware_db::Rules;
 use oware_solver::memory::PROCESS_BYTES;
 use support::{ok, oware, run};
 
+/// Every table of `dir`, scores (`.owt`) and distances (`.owd`), by name, with its bytes.
 fn tier_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "owt"))
+        .filter(|p| p.extension().is_some_and(|e| e == "owt" || e == "owd"))
         .map(|p| {
             (
                 p.file_name().unwrap().to_string_lossy().into_owned(),
@@ -92,7 +93,7 @@ fn thread_counts_give_identical_tables() {
         ]);
         files.push(tier_files(Path::new(&sub)));
     }
-    assert_eq!(files[0].len(), 13);
+    assert_eq!(files[0].len(), 26, "13 score tables and 13 distance tables");
     assert!(files[0] == files[1] && files[1] == files[2]);
 }
 
