@@ -832,30 +832,38 @@ fn level_start(ctx: &Ctx<'_>, k: i8) -> u64 {
             |work, (c, chunk)| {
                 work.budget = ctx.tuning.budget;
                 let mut taken = 0;
-                for (g, granule) in chunk.chunks(LEVEL_GRANULE).enumerate() {
-                    // Propagations at this level set bit `k` again only in granules not yet
-                    // scanned.
-                    let levels = &ctx.levels[c * (CHUNK / LEVEL_GRANULE) + g];
-                    if levels.fetch_and(!(1u64 << k), Ordering::Relaxed) & 1u64 << k == 0 {
-                        continue;
-                    }
-                    let base = c * CHUNK + g * LEVEL_GRANULE;
-                    for (q, oct) in granule.chunks(8).enumerate() {
-                        let mut hits = oct_hits(oct, ctx.codes, k);
-                        while hits != 0 {
-                            let r = hits.trailing_zeros() as usize / 8;
-                            hits &= hits - 1;
-                            if let Some(v) = start_cell(&oct[r], ctx.codes, k) {
-                                let j = (base + q * 8 + r) as u64;
-                                taken += ctx.take(k, j, v < 0, work);
-                            }
-                        }
-                    }
-                }
+                scan_chunk(ctx, k, c, chunk, |j, v| {
+                    taken += ctx.take(k, j, v < 0, work)
+                });
                 taken + ctx.propagate(k, work)
             },
         )
         .sum()
+}
+
+/// The scan of level `k` over chunk `c` of the cells (`chunk`): in the granules whose level
+/// mask holds `k` (cleared as they are read), decides every cell [`start_cell`] takes and
+/// hands its index and score to `hit`, in index order.
+#[inline(always)]
+fn scan_chunk(ctx: &Ctx<'_>, k: i8, c: usize, chunk: &[AtomicU8], mut hit: impl FnMut(u64, i8)) {
+    for (g, granule) in chunk.chunks(LEVEL_GRANULE).enumerate() {
+        // Propagations at this level set bit `k` again only in granules not yet scanned.
+        let levels = &ctx.levels[c * (CHUNK / LEVEL_GRANULE) + g];
+        if levels.fetch_and(!(1u64 << k), Ordering::Relaxed) & 1u64 << k == 0 {
+            continue;
+        }
+        let base = c * CHUNK + g * LEVEL_GRANULE;
+        for (q, oct) in granule.chunks(8).enumerate() {
+            let mut hits = oct_hits(oct, ctx.codes, k);
+            while hits != 0 {
+                let r = hits.trailing_zeros() as usize / 8;
+                hits &= hits - 1;
+                if let Some(v) = start_cell(&oct[r], ctx.codes, k) {
+                    hit((base + q * 8 + r) as u64, v);
+                }
+            }
+        }
+    }
 }
 
 /// The scan of level `k` at one cell: decides it `+k` if it is waiting with exit `k`,

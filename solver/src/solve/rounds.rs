@@ -27,8 +27,8 @@ use oware_db::rules::GrandSlam;
 use oware_db::{Position, Rules};
 use rayon::prelude::*;
 
-use super::{start_cell, Ctx, Decided, BATCH, CHILD_LOW, CHUNK};
-use crate::granule::{DIRTY, LEVEL_GRANULE};
+use super::{scan_chunk, Ctx, Decided, BATCH, CHILD_LOW, CHUNK};
+use crate::granule::DIRTY;
 
 /// Positions carried with their boards from one round to the next per position of a work
 /// stack ([`Tuning::stack`](super::Tuning::stack)): 2^18 by default, 32 bytes each; the
@@ -233,38 +233,23 @@ pub(super) fn level_in_rounds(ctx: &Ctx<'_>, rounds: &Rounds<'_>, k: i8) -> (u64
             || ctx.index.unranker(),
             |unranker, (c, chunk)| {
                 let mut made = Made::default();
-                for (g, granule) in chunk.chunks(LEVEL_GRANULE).enumerate() {
-                    let levels = &ctx.levels[c * (CHUNK / LEVEL_GRANULE) + g];
-                    if levels.fetch_and(!(1u64 << k), Ordering::Relaxed) & 1u64 << k == 0 {
-                        continue;
+                scan_chunk(ctx, k, c, chunk, |j, v| {
+                    made.decided += 1;
+                    if !terminals && !rounds.has_room(&mut made) {
+                        // Unranked when its round sweeps it.
+                        rounds.set(j, 1);
+                        rounds.mark(1, j);
+                        return;
                     }
-                    let base = c * CHUNK + g * LEVEL_GRANULE;
-                    for (q, oct) in granule.chunks(8).enumerate() {
-                        let mut hits = super::oct_hits(oct, ctx.codes, k);
-                        while hits != 0 {
-                            let i = hits.trailing_zeros() as usize / 8;
-                            hits &= hits - 1;
-                            if let Some(v) = start_cell(&oct[i], ctx.codes, k) {
-                                let j = (base + q * 8 + i) as u64;
-                                made.decided += 1;
-                                if !terminals && !rounds.has_room(&mut made) {
-                                    // Unranked when its round sweeps it.
-                                    rounds.set(j, 1);
-                                    rounds.mark(1, j);
-                                    continue;
-                                }
-                                let p = unranker.unrank(j);
-                                if terminals && has_no_move(&p, ctx.rules) {
-                                    rounds.set(j, 0);
-                                    rounds.mark(0, j);
-                                } else {
-                                    rounds.set(j, 1);
-                                    rounds.hand_over(&mut made, 1, j, v < 0, p);
-                                }
-                            }
-                        }
+                    let p = unranker.unrank(j);
+                    if terminals && has_no_move(&p, ctx.rules) {
+                        rounds.set(j, 0);
+                        rounds.mark(0, j);
+                    } else {
+                        rounds.set(j, 1);
+                        rounds.hand_over(&mut made, 1, j, v < 0, p);
                     }
-                }
+                });
                 made
             },
         )
