@@ -19,7 +19,7 @@ use crate::format::{
     self, Compression, Header, Values, CHECKSUM_LEN, END_MAGIC, INDEX_ENTRY, NO_DISTANCE_BYTE,
     TRAILER,
 };
-use crate::huffman::distance::DistanceModel;
+use crate::huffman::distance::{DistanceModel, PartState};
 use crate::huffman::Model;
 use crate::index::{IndexKind, TierIndex};
 use crate::romein::{self, RomeinOrder, RomeinRuns};
@@ -34,6 +34,9 @@ struct Slot {
     /// block × sub-blocks per block + sub-block); `u64::MAX` for none.
     block: u64,
     data: Vec<u8>,
+    /// A ctx-huffman distance sub-block is decoded only up to the entries probed so far
+    /// (`data`): where its decoder stands after them.
+    state: PartState,
 }
 
 /// The bytes of a table: a read-only map of its file, or a buffer the table owns.
@@ -403,6 +406,7 @@ impl Table {
                 Mutex::new(Slot {
                     block: u64::MAX,
                     data: Vec::new(),
+                    state: PartState::default(),
                 })
             })
             .collect();
@@ -521,27 +525,33 @@ impl Table {
         let key = block * per_block + k as u64;
         let slot = &self.cache[(key % self.cache.len() as u64) as usize];
         let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
+        let first = k << shift;
+        let want = at - first + 1;
         if slot.block != key {
             slot.block = u64::MAX;
-            let first = k << shift;
-            let sub = len.saturating_sub(first).min(1 << shift);
-            // The scores of the sub-block's entries: on the stack for the usual sub-block.
+            slot.data.clear();
+        }
+        if slot.data.len() < want {
+            // Decode on from the entries decoded so far up to entry `at`, with the scores
+            // of those entries (on the stack for the usual sub-block).
+            slot.block = u64::MAX;
+            let done = slot.data.len();
             let (mut small, mut large) = ([0i8; 256], Vec::new());
-            let context = if sub <= small.len() {
-                &mut small[..sub]
+            let context = if want <= small.len() {
+                &mut small[..want]
             } else {
-                large.resize(sub, 0);
+                large.resize(want, 0);
                 &mut large[..]
             };
-            scores.read_cached(block * be + first as u64, context)?;
+            scores.read_cached(block * be + (first + done) as u64, &mut context[done..])?;
             let src = self.checked_block(block)?;
-            slot.data.resize(sub, 0);
+            let Slot { data, state, .. } = &mut *slot;
             model
-                .decode_sub_block(src, len, shift, k, context, &mut slot.data)
+                .decode_sub_block_prefix(src, len, shift, k, context, state, data)
                 .map_err(|e| self.corrupt(block, e.to_string()))?;
             slot.block = key;
         }
-        match slot.data.get(at - (k << shift)) {
+        match slot.data.get(at - first) {
             Some(&v) => Ok(v),
             None => Err(self.corrupt(block, "short block".into())),
         }

@@ -91,6 +91,14 @@ struct Canonical {
     offset: [u16; 16],
 }
 
+/// Where the decoder of a sub-block stands after some of its entries: the bit of the stream
+/// it reads next, and the bucket of the last distance decoded (0 for none yet).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PartState {
+    pos: u64,
+    last: usize,
+}
+
 /// The code of one distance table: its code lengths (as stored in the header), and the
 /// encode and decode tables built from them.
 #[derive(Clone, Debug)]
@@ -113,6 +121,11 @@ pub struct DistanceModel {
     long: Vec<Canonical>,
     /// Per context, `A` entries: its symbols sorted by (length, symbol).
     sorted: Vec<u8>,
+    /// Per score byte (`s as u8`): the first context of score `s`, `slot(s) · K`;
+    /// [`u32::MAX`] for 0 and the scores outside `−n ..= n`.
+    score_base: Box<[u32; 256]>,
+    /// Per distance: its bucket capped at `K − 1`, the context offset of the next one.
+    next_bucket: Box<[u8; 256]>,
 }
 
 impl DistanceModel {
@@ -329,7 +342,19 @@ impl DistanceModel {
                 code += 1;
             }
         }
+        let mut score_base = Box::new([u32::MAX; 256]);
+        for v in -i16::from(n)..=i16::from(n) {
+            if let Ok(slot) = score_slot(n, v as i8) {
+                score_base[usize::from(v as i8 as u8)] = (slot * buckets) as u32;
+            }
+        }
+        let mut next_bucket = Box::new([0u8; 256]);
+        for (d, b) in next_bucket.iter_mut().enumerate() {
+            *b = bucket(d as u8).min(buckets - 1) as u8;
+        }
         Ok(DistanceModel {
+            score_base,
+            next_bucket,
             n,
             buckets,
             alphabet,
@@ -455,6 +480,7 @@ impl DistanceModel {
     ///
     /// # Errors
     /// As [`DistanceModel::decode_block`]; also a sub-block past the block's end.
+    #[cfg(test)]
     pub fn decode_sub_block(
         &self,
         block: &[u8],
@@ -490,16 +516,108 @@ impl DistanceModel {
         out: &mut [u8],
     ) -> Result<(), CodecError> {
         let (start, end) = parts.sub_range(k)?;
+        let mut state = PartState {
+            pos: start,
+            last: 0,
+        };
+        self.decode_run(parts.stream, &mut state, scores, out)?;
+        let is_last = (k + 1) << sub_shift >= total;
+        if !ends_right(state.pos, end, is_last) {
+            return Err(CodecError::SubBlockEnd {
+                sub: k,
+                pos: state.pos,
+                end,
+            });
+        }
+        Ok(())
+    }
+
+    /// Decodes the entries of sub-block `k` (entries `k << sub_shift ..`) of an encoded
+    /// block of `len` entries from `out.len()` (those before it decoded already, `state`
+    /// where they left the decoder; `state` is anything when `out` is empty) up to
+    /// `scores.len()` (the scores of the sub-block's entries from its first on, at most the
+    /// sub-block's entry count), appending them to `out` and leaving `state` after them.
+    /// A probe decodes only the entries up to the one it reads; when the sub-block is
+    /// decoded to its end, its codes are checked to end where it does.
+    ///
+    /// # Errors
+    /// As [`DistanceModel::decode_sub_block`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn decode_sub_block_prefix(
+        &self,
+        block: &[u8],
+        len: usize,
+        sub_shift: u8,
+        k: usize,
+        scores: &[i8],
+        state: &mut PartState,
+        out: &mut Vec<u8>,
+    ) -> Result<(), CodecError> {
+        let first = k << sub_shift;
+        let count = if first < len {
+            (len - first).min(1 << sub_shift)
+        } else {
+            0
+        };
+        if count == 0 || scores.len() > count || out.len() > scores.len() {
+            return Err(CodecError::SubBlockOutOfRange { sub: k, len });
+        }
+        let parts = split_block(block, len, sub_shift)?;
+        let (start, end) = parts.sub_range(k)?;
+        if out.is_empty() {
+            *state = PartState {
+                pos: start,
+                last: 0,
+            };
+        }
+        let done = out.len();
+        out.resize(scores.len(), 0);
+        let r = self.decode_run(parts.stream, state, &scores[done..], &mut out[done..]);
+        if r.is_err() {
+            out.clear();
+            return r;
+        }
+        if out.len() == count {
+            let is_last = first + count >= len;
+            if !ends_right(state.pos, end, is_last) {
+                out.clear();
+                return Err(CodecError::SubBlockEnd {
+                    sub: k,
+                    pos: state.pos,
+                    end,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Decodes `out.len()` entries whose scores are `scores` from `stream`, from the
+    /// decoder state `state` (left after them).
+    #[inline]
+    fn decode_run(
+        &self,
+        stream: &[u8],
+        state: &mut PartState,
+        scores: &[i8],
+        out: &mut [u8],
+    ) -> Result<(), CodecError> {
         let pmask = (1u64 << PRIMARY_BITS) - 1;
-        let mut pos = start;
-        let mut last = 0;
+        let mut pos = state.pos;
+        let mut last = state.last;
         for (o, &s) in out.iter_mut().zip(scores) {
             if s == 0 {
                 *o = NONE;
                 continue;
             }
-            let ctx = self.context(s, last)?;
-            let buf = peek(parts.stream, pos);
+            let base = self.score_base[usize::from(s as u8)];
+            if base == u32::MAX {
+                return Err(CodecError::ScoreOutOfRange {
+                    score: s,
+                    tier: self.n,
+                });
+            }
+            let ctx = base as usize + last;
+            let buf = peek(stream, pos);
             let e = self.primary[(ctx << PRIMARY_BITS) | (buf & pmask) as usize];
             let (d, len) = match e {
                 INVALID => return Err(CodecError::NoCode(ctx)),
@@ -508,12 +626,9 @@ impl DistanceModel {
             };
             pos += u64::from(len);
             *o = d;
-            last = bucket(d);
+            last = usize::from(self.next_bucket[usize::from(d)]);
         }
-        let is_last = (k + 1) << sub_shift >= total;
-        if !ends_right(pos, end, is_last) {
-            return Err(CodecError::SubBlockEnd { sub: k, pos, end });
-        }
+        *state = PartState { pos, last };
         Ok(())
     }
 
@@ -597,6 +712,24 @@ mod tests {
                 m.decode_sub_block(&enc, db.len(), shift, k, sk, &mut sub)
                     .unwrap();
                 assert_eq!(sub, dk, "block {b} sub-block {k}");
+                // Decoded in parts (a prefix, then on to the end), as probes do.
+                let mut state = PartState::default();
+                let mut part = Vec::new();
+                let cut = (b * 7 + k * 13) % dk.len() + 1;
+                m.decode_sub_block_prefix(
+                    &enc,
+                    db.len(),
+                    shift,
+                    k,
+                    &sk[..cut],
+                    &mut state,
+                    &mut part,
+                )
+                .unwrap();
+                assert_eq!(part, dk[..cut], "block {b} sub-block {k} to {cut}");
+                m.decode_sub_block_prefix(&enc, db.len(), shift, k, sk, &mut state, &mut part)
+                    .unwrap();
+                assert_eq!(part, dk, "block {b} sub-block {k} from {cut}");
             }
         }
     }
