@@ -360,11 +360,23 @@ impl Tablebase {
     /// The score stored for a position the index holds, or `None` if it holds no entry for
     /// it (an unreachable position).
     fn stored(&self, p: &Position) -> Result<Option<i8>, Error> {
+        Ok(self.stored_at(p, false)?.map(|(v, _)| v))
+    }
+
+    /// [`Tablebase::stored`] with the entry's index; with `prefetch`, the block of the
+    /// entry in the tier's distance table, if that table is open, is fetched into the
+    /// processor's caches while the score is decoded.
+    fn stored_at(&self, p: &Position, prefetch: bool) -> Result<Option<(i8, u64)>, Error> {
         let n = p.seeds();
         let t = self.table(n)?;
         let Some(i) = TierIndex::new(n, t.kind()).rank(p) else {
             return Ok(None);
         };
+        if prefetch {
+            if let Some(d) = self.distances.get(usize::from(n)).and_then(OnceLock::get) {
+                d.prefetch(i);
+            }
+        }
         let v = t.get(i)?;
         if v.unsigned_abs() > n {
             return Err(Error::BadValue {
@@ -374,7 +386,7 @@ impl Tablebase {
                 value: v,
             });
         }
-        Ok(Some(v))
+        Ok(Some((v, i)))
     }
 
     /// The distance table of tier `n` (`tier-NN.owd` beside the tier's table, or the file
@@ -458,14 +470,11 @@ impl Tablebase {
         }
         let n = p.seeds();
         if p.is_reachable() {
-            if let Some(s) = self.stored(p)? {
+            if let Some((s, i)) = self.stored_at(p, true)? {
                 if s == 0 {
                     return Ok(None);
                 }
                 let t = self.distance_table(n)?;
-                let i = TierIndex::new(n, t.kind())
-                    .rank(p)
-                    .ok_or_else(|| Error::InvalidState(format!("{p} has no index")))?;
                 return match t.get_distance(i, self.table(n)?)? {
                     Some(d) => Ok(Some(d)),
                     None => Err(Error::BadDistance {
