@@ -114,7 +114,8 @@ pub struct DistanceModel {
     /// Per context, per symbol: the bit-reversed code (low 16 bits), its length (bits
     /// 16..24) and [`PRESENT`].
     codes: Vec<u32>,
-    /// Per context, `2^PRIMARY_BITS` entries: symbol << 4 | length, [`ESCAPE`] or
+    /// Per context, `2^PRIMARY_BITS` entries: the symbol's capped bucket (the context
+    /// offset of the next distance, at most 14) << 12 | symbol << 4 | length, [`ESCAPE`] or
     /// [`INVALID`].
     primary: Vec<u16>,
     /// Per context: its canonical code by length.
@@ -297,7 +298,9 @@ impl DistanceModel {
                             length: lens[x],
                         });
                     }
-                    table.fill((x as u16) << 4);
+                    table.fill(
+                        ((bucket(x as u8).min(buckets - 1) as u16) << 12) | ((x as u16) << 4),
+                    );
                     codes[ctx * alphabet + x] = PRESENT;
                     continue;
                 }
@@ -332,7 +335,9 @@ impl DistanceModel {
                 let rev = code.reverse_bits() >> (32 - u32::from(len));
                 codes[ctx * alphabet + x] = rev | (u32::from(len) << 16) | PRESENT;
                 if u32::from(len) <= PRIMARY_BITS {
-                    let entry = ((x as u16) << 4) | u16::from(len);
+                    let entry = ((bucket(x as u8).min(buckets - 1) as u16) << 12)
+                        | ((x as u16) << 4)
+                        | u16::from(len);
                     let mut i = rev as usize;
                     while i < size {
                         table[i] = entry;
@@ -602,8 +607,13 @@ impl DistanceModel {
         out: &mut [u8],
     ) -> Result<(), CodecError> {
         let pmask = (1u64 << PRIMARY_BITS) - 1;
+        // Codes read from one 57-bit window of the stream before the next: each is at most
+        // `L` bits.
+        let per_refill = 56 / u32::from(self.limit);
         let mut pos = state.pos;
         let mut last = state.last;
+        let mut buf = peek(stream, pos);
+        let mut left = per_refill;
         for (o, &s) in out.iter_mut().zip(scores) {
             if s == 0 {
                 *o = NONE;
@@ -616,17 +626,25 @@ impl DistanceModel {
                     tier: self.n,
                 });
             }
+            if left == 0 {
+                buf = peek(stream, pos);
+                left = per_refill;
+            }
+            left -= 1;
             let ctx = base as usize + last;
-            let buf = peek(stream, pos);
             let e = self.primary[(ctx << PRIMARY_BITS) | (buf & pmask) as usize];
-            let (d, len) = match e {
+            let (d, len, next) = match e {
                 INVALID => return Err(CodecError::NoCode(ctx)),
-                ESCAPE => self.decode_long(ctx, buf).ok_or(CodecError::NoCode(ctx))?,
-                e => ((e >> 4) as u8, u32::from(e & 15)),
+                ESCAPE => {
+                    let (d, len) = self.decode_long(ctx, buf).ok_or(CodecError::NoCode(ctx))?;
+                    (d, len, usize::from(self.next_bucket[usize::from(d)]))
+                }
+                e => ((e >> 4) as u8, u32::from(e & 15), usize::from(e >> 12)),
             };
+            buf >>= len;
             pos += u64::from(len);
             *o = d;
-            last = usize::from(self.next_bucket[usize::from(d)]);
+            last = next;
         }
         *state = PartState { pos, last };
         Ok(())
