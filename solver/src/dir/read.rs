@@ -40,7 +40,7 @@ pub fn read_table(table: &Table) -> Result<Vec<i8>, Error> {
 /// none), decoded on the current rayon thread pool in tasks of 64 blocks, given the tier's
 /// `scores` (every entry): a ctx-huffman distance table is coded in the context of each
 /// position's score. The pages of the table's file leave the process's resident set as they
-/// are decoded, as in [`read_range_parallel`].
+/// are decoded, as with the score tables read in ranges.
 ///
 /// # Errors
 /// As [`Table::read_distances_into`]; [`Error::InvalidState`] when `scores` is not of the
