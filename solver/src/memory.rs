@@ -49,10 +49,12 @@ pub fn far_exit_bytes(n: u8, positions: u64) -> u64 {
 
 /// Bytes the distances to conversion take while a tier of `positions` positions is solved
 /// with them ([`Tuning::distances`](crate::Tuning::distances)), beside [`tier_memory`]: one
-/// byte per position and the positions carried from one round to the next. Allocated once
-/// the exits are computed, so never beside a slice of the lower tiers.
+/// byte per position, the dirty flags of the second round's frontier (one byte per
+/// 1,024 positions) and the positions carried from one round to
+/// the next. Allocated once the exits are computed, so never beside a slice of the lower
+/// tiers.
 pub fn distance_bytes(positions: u64) -> u64 {
-    positions + crate::solve::rounds::CARRY_BYTES
+    positions + positions.div_ceil(crate::granule::DIRTY as u64) + crate::solve::rounds::CARRY_BYTES
 }
 
 /// Bytes of [`tier_memory`] that the solver touches only once the tier's exits are computed:
