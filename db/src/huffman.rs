@@ -556,6 +556,42 @@ impl Model {
         self.decode_part(&parts, len, sub_shift, k, out)
     }
 
+    /// Decodes the first `out.len()` entries of sub-block `k` (entries `k << sub_shift ..`)
+    /// of an encoded block of `len` entries into `out`, as scores (`i8`): what a probe of
+    /// the last of them needs, when it also needs the scores before it. Decoded to the
+    /// sub-block's end, its codes are checked to end where it does.
+    ///
+    /// # Errors
+    /// As [`Model::decode_sub_block`]; also more entries than the sub-block holds.
+    pub fn decode_sub_block_prefix(
+        &self,
+        block: &[u8],
+        len: usize,
+        sub_shift: u8,
+        k: usize,
+        out: &mut [i8],
+    ) -> Result<(), CodecError> {
+        let first = k << sub_shift;
+        if first >= len || out.is_empty() || out.len() > (len - first).min(1 << sub_shift) {
+            return Err(CodecError::SubBlockOutOfRange { sub: k, len });
+        }
+        let parts = self.split(block, len, sub_shift)?;
+        let n = i16::from(self.n);
+        let (start, end) = parts.sub_range(k)?;
+        let mut ctx = u16::from(self.n);
+        let count = out.len();
+        let pos = self.run(parts.stream, start, count, &mut ctx, |i, sym| {
+            out[i] = (sym as i16 - n) as i8;
+        })?;
+        if count == (len - first).min(1 << sub_shift) {
+            let last = (k + 1) << sub_shift >= len;
+            if !ends_right(pos, end, last) {
+                return Err(CodecError::SubBlockEnd { sub: k, pos, end });
+            }
+        }
+        Ok(())
+    }
+
     /// Decodes sub-block `k` of a block of `total` entries into `sub` and checks that its
     /// codes end where the sub-block does.
     fn decode_part(

@@ -479,9 +479,102 @@ impl Table {
                         len: self.header.entries,
                     });
                 }
-                self.get_distance_huffman(model, scores, index)?
+                self.get_distance_huffman(model, scores, index, None)?
             }
         };
+        Ok((v != NO_DISTANCE_BYTE).then_some(u16::from(v)))
+    }
+
+    /// Whether [`Table::get_distance_after`] reads this (distance) table with `scores`: both
+    /// ctx-huffman, of the same sub-block size (at most 256 entries), their blocks whole
+    /// sub-blocks, so that a distance sub-block's entries are those of one score sub-block.
+    pub(crate) fn takes_score_prefix(&self, scores: &Table) -> bool {
+        let shift = self.header.sub_block_shift;
+        let whole = |t: &Table| t.header.block_entries % (1 << shift) == 0;
+        self.distance_model.is_some()
+            && scores.model.is_some()
+            && scores.romein.is_none()
+            && scores.header.sub_block_shift == shift
+            && shift <= 8
+            && whole(self)
+            && whole(scores)
+    }
+
+    /// The scores of the entries of `index`'s sub-block from its first up to `index`, into
+    /// `out` (their count returned; the last is the score of `index`): from the cache when
+    /// the sub-block is there, else decoded up to `index` only (not cached). For
+    /// [`Tablebase::distance`](crate::Tablebase::distance), which needs them all as the
+    /// context of the distance of `index`; for a ctx-huffman score table of sub-blocks of at
+    /// most `out.len()` entries ([`Table::takes_score_prefix`]).
+    pub(crate) fn score_prefix(&self, index: u64, out: &mut [i8]) -> Result<usize, Error> {
+        if index >= self.header.entries {
+            return Err(Error::IndexOutOfRange {
+                index,
+                len: self.header.entries,
+            });
+        }
+        let Some(model) = &self.model else {
+            return Err(Error::InvalidState(format!(
+                "{}: score prefixes of a ctx-huffman table only",
+                self.path.display()
+            )));
+        };
+        let be = u64::from(self.header.block_entries);
+        let (block, at) = (index / be, (index % be) as usize);
+        let shift = self.header.sub_block_shift;
+        let k = at >> shift;
+        let first = k << shift;
+        let want = at - first + 1;
+        let Some(out) = out.get_mut(..want) else {
+            return Err(Error::InvalidState(format!(
+                "{}: sub-blocks of {} entries",
+                self.path.display(),
+                1u64 << shift
+            )));
+        };
+        let per_block = be.div_ceil(1 << shift);
+        let key = block * per_block + k as u64;
+        {
+            let slot = &self.cache[(key % self.cache.len() as u64) as usize];
+            let slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
+            if slot.block == key {
+                let Some(data) = slot.data.get(..want) else {
+                    return Err(self.corrupt(block, "short block".into()));
+                };
+                for (o, &v) in out.iter_mut().zip(data) {
+                    *o = v as i8;
+                }
+                return Ok(want);
+            }
+        }
+        let len = self.header.block_len(block);
+        let src = self.checked_block(block)?;
+        model
+            .decode_sub_block_prefix(src, len, shift, k, out)
+            .map_err(|e| self.corrupt(block, e.to_string()))?;
+        Ok(want)
+    }
+
+    /// [`Table::get_distance`] of entry `index` given `prefix`, the scores of `index`'s
+    /// sub-block from its first entry up to `index` in `scores` ([`Table::score_prefix`]; a
+    /// table that [`Table::takes_score_prefix`]), instead of reading them from `scores`.
+    pub(crate) fn get_distance_after(
+        &self,
+        index: u64,
+        scores: &Table,
+        prefix: &[i8],
+    ) -> Result<Option<u16>, Error> {
+        let Some(model) = &self.distance_model else {
+            return self.get_distance(index, scores);
+        };
+        self.check_context(scores)?;
+        if index >= self.header.entries {
+            return Err(Error::IndexOutOfRange {
+                index,
+                len: self.header.entries,
+            });
+        }
+        let v = self.get_distance_huffman(model, scores, index, Some(prefix))?;
         Ok((v != NO_DISTANCE_BYTE).then_some(u16::from(v)))
     }
 
@@ -515,6 +608,7 @@ impl Table {
         model: &DistanceModel,
         scores: &Table,
         index: u64,
+        prefix: Option<&[i8]>,
     ) -> Result<u8, Error> {
         let be = u64::from(self.header.block_entries);
         let (block, at) = (index / be, (index % be) as usize);
@@ -537,13 +631,19 @@ impl Table {
             slot.block = u64::MAX;
             let done = slot.data.len();
             let (mut small, mut large) = ([0i8; 256], Vec::new());
-            let context = if want <= small.len() {
-                &mut small[..want]
-            } else {
-                large.resize(want, 0);
-                &mut large[..]
+            let context = match prefix {
+                Some(prefix) if prefix.len() >= want => &prefix[..want],
+                _ => {
+                    let context = if want <= small.len() {
+                        &mut small[..want]
+                    } else {
+                        large.resize(want, 0);
+                        &mut large[..]
+                    };
+                    scores.read_cached(block * be + (first + done) as u64, &mut context[done..])?;
+                    context
+                }
             };
-            scores.read_cached(block * be + (first + done) as u64, &mut context[done..])?;
             let src = self.checked_block(block)?;
             let Slot { data, state, .. } = &mut *slot;
             model

@@ -470,6 +470,9 @@ impl Tablebase {
         }
         let n = p.seeds();
         if p.is_reachable() {
+            if let Some(d) = self.distance_after_prefix(p)? {
+                return Ok(d);
+            }
             if let Some((s, i)) = self.stored_at(p, true)? {
                 if s == 0 {
                     return Ok(None);
@@ -513,6 +516,54 @@ impl Tablebase {
             });
         }
         Ok(best)
+    }
+
+    /// [`Tablebase::distance`] of a reachable position with a legal move, when the tier's
+    /// distance table is open and ctx-huffman like its scores
+    /// ([`Table::takes_score_prefix`]): the scores of `p`'s sub-block are decoded only up to
+    /// `p`'s entry, once, as the score of `p` and the context of its distance. `None` when
+    /// that does not apply (`p` has no index, or the tables are not of that kind): the
+    /// caller reads them as it otherwise does.
+    fn distance_after_prefix(&self, p: &Position) -> Result<Option<Option<u16>>, Error> {
+        let n = p.seeds();
+        let Some(dt) = self.distances.get(usize::from(n)).and_then(OnceLock::get) else {
+            return Ok(None);
+        };
+        let t = self.table(n)?;
+        if !dt.takes_score_prefix(t) {
+            return Ok(None);
+        }
+        let Some(i) = TierIndex::new(n, t.kind()).rank(p) else {
+            return Ok(None);
+        };
+        dt.prefetch(i);
+        let mut prefix = [0i8; 256];
+        let got = t.score_prefix(i, &mut prefix)?;
+        let s = prefix[got - 1];
+        if s.unsigned_abs() > n {
+            return Err(Error::BadValue {
+                path: t.path().to_path_buf(),
+                tier: n,
+                index: i,
+                value: s,
+            });
+        }
+        if s == 0 {
+            return Ok(Some(None));
+        }
+        if self.check_files {
+            // As `distance_table` checks it.
+            dt.check_file()?;
+        }
+        match dt.get_distance_after(i, t, &prefix[..got])? {
+            Some(d) => Ok(Some(Some(d))),
+            None => Err(Error::BadDistance {
+                path: dt.path().to_path_buf(),
+                index: i,
+                stored: "no distance".into(),
+                score: s,
+            }),
+        }
     }
 
     /// The stored distance of `p`, a position the index holds, whose score `s` is known
