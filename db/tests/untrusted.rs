@@ -368,3 +368,80 @@ fn damaged_distance_blocks_behind_good_checksums_are_errors_not_panics() {
     ));
     assert!(t.read_distances(&scores[1..]).is_err());
 }
+
+/// `Tablebase::distance` with the tier's distance table open decodes the scores of the
+/// position's sub-block once, up to its entry, for both the score and the distance's context:
+/// its answers are those of `Table::get_distance`, and a damaged score block is an error,
+/// never a wrong distance.
+#[test]
+fn distance_probes_that_decode_the_scores_once_answer_the_same() {
+    use oware_db::index::TierIndex;
+    use oware_db::Tablebase;
+    let n = 8;
+    let size = oware_db::index::tier_size(n, IndexKind::Reachable) as usize;
+    let span = 2 * usize::from(n) + 1;
+    let scores: Vec<i8> = (0..size)
+        .map(|i| ((i * 7 + i / 5) % span) as i8 - n as i8)
+        .collect();
+    let distances: Vec<u8> = scores
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| {
+            if s == 0 {
+                NO_DISTANCE_BYTE
+            } else {
+                ((i * 13) % 37) as u8
+            }
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let kind = IndexKind::Reachable;
+    let t = write_table_with(
+        dir.path(),
+        &Rules::AWARI,
+        n,
+        kind,
+        &scores,
+        &WriteOptions::default(),
+    )
+    .unwrap();
+    write_distances_with(
+        dir.path(),
+        &Rules::AWARI,
+        n,
+        kind,
+        &distances,
+        &scores,
+        &WriteOptions::distances(),
+    )
+    .unwrap();
+    let index = TierIndex::new(n, kind);
+    let check = |damaged: bool| {
+        let tb = Tablebase::open_with_rules(dir.path(), &Rules::AWARI).unwrap();
+        tb.distance_table(n).unwrap();
+        let mut errors = 0;
+        for i in 0..size as u64 {
+            let p = index.unrank(i);
+            if p.moves(&Rules::AWARI).is_empty() {
+                continue;
+            }
+            let want = distances[i as usize];
+            match tb.distance(&p) {
+                Ok(d) => assert_eq!(d, (want != NO_DISTANCE_BYTE).then_some(u16::from(want))),
+                Err(e) if damaged => {
+                    errors += 1;
+                    let _ = e.to_string();
+                }
+                Err(e) => panic!("{p}: {e}"),
+            }
+        }
+        errors
+    };
+    assert_eq!(check(false), 0);
+    // Damage one byte in the middle of the score table's blocks.
+    let mut bytes = std::fs::read(&t.path).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x5a;
+    std::fs::write(&t.path, &bytes).unwrap();
+    assert!(check(true) > 0);
+}
