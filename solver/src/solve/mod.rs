@@ -162,11 +162,6 @@ impl TierScores {
             }),
         }
     }
-
-    /// Frees the distances (once written).
-    pub fn drop_distances(&mut self) {
-        self.distances = None;
-    }
 }
 
 struct Ctx<'a> {
