@@ -23,6 +23,48 @@ use std::collections::BinaryHeap;
 use thiserror::Error;
 
 pub mod distance;
+
+/// The symbols present (code length above 0) in context `ctx` of a model whose code lengths
+/// there are `lens`, checked: none longer than `limit`, a lone symbol of length 1, and two
+/// or more lengths that make a complete prefix code (their Kraft sum is exactly 1). Shared
+/// by the models of scores and of distances.
+///
+/// # Errors
+/// [`CodecError::TooLong`], [`CodecError::LoneSymbol`] or [`CodecError::NotPrefixCode`].
+pub(crate) fn checked_symbols(
+    ctx: usize,
+    lens: &[u8],
+    limit: u8,
+) -> Result<Vec<usize>, CodecError> {
+    let present: Vec<usize> = (0..lens.len()).filter(|&x| lens[x] > 0).collect();
+    if let Some(&bad) = present.iter().find(|&&x| lens[x] > limit) {
+        return Err(CodecError::TooLong {
+            context: ctx,
+            symbol: bad,
+            length: lens[bad],
+            limit,
+        });
+    }
+    match present.as_slice() {
+        [] => {}
+        &[x] if lens[x] != 1 => {
+            return Err(CodecError::LoneSymbol {
+                context: ctx,
+                symbol: x,
+                length: lens[x],
+            })
+        }
+        [_] => {}
+        _ => {
+            let kraft: u64 = present.iter().map(|&x| 1u64 << (limit - lens[x])).sum();
+            if kraft != 1u64 << limit {
+                return Err(CodecError::NotPrefixCode(ctx));
+            }
+        }
+    }
+    Ok(present)
+}
+
 #[cfg(test)]
 mod round_trips;
 
@@ -345,35 +387,16 @@ impl Model {
         for ctx in 0..s {
             let lens = &lengths[ctx * s..(ctx + 1) * s];
             let table = &mut decode[ctx * size..(ctx + 1) * size];
-            let present: Vec<usize> = (0..s).filter(|&x| lens[x] > 0).collect();
-            if let Some(&bad) = present.iter().find(|&&x| lens[x] > limit) {
-                return Err(CodecError::TooLong {
-                    context: ctx,
-                    symbol: bad,
-                    length: lens[bad],
-                    limit,
-                });
-            }
+            let present = checked_symbols(ctx, lens, limit)?;
             match present.len() {
                 0 => continue,
                 1 => {
                     let x = present[0];
-                    if lens[x] != 1 {
-                        return Err(CodecError::LoneSymbol {
-                            context: ctx,
-                            symbol: x,
-                            length: lens[x],
-                        });
-                    }
                     table.fill((x as u16) << 4);
                     codes[ctx * s + x] = 0;
                     continue;
                 }
                 _ => {}
-            }
-            let kraft: u64 = present.iter().map(|&x| 1u64 << (limit - lens[x])).sum();
-            if kraft != size as u64 {
-                return Err(CodecError::NotPrefixCode(ctx));
             }
             // Canonical codes: by length, then symbol.
             let mut order = present;

@@ -16,7 +16,10 @@
 //! canonical code's first code per length, so a model's tables stay small (half a KiB per
 //! context) whatever its code length limit.
 
-use super::{code_lengths, ends_right, peek, split_block, BitWriter, CodecError, Parts, MAX_LIMIT};
+use super::{
+    checked_symbols, code_lengths, ends_right, peek, split_block, BitWriter, CodecError, Parts,
+    MAX_LIMIT,
+};
 
 /// The byte of a position without a distance (scored 0): never coded.
 pub const NONE: u8 = 255;
@@ -278,26 +281,11 @@ impl DistanceModel {
         for ctx in 0..contexts {
             let lens = &lengths[ctx * alphabet..(ctx + 1) * alphabet];
             let table = &mut primary[ctx * size..(ctx + 1) * size];
-            let present: Vec<usize> = (0..alphabet).filter(|&x| lens[x] > 0).collect();
-            if let Some(&bad) = present.iter().find(|&&x| lens[x] > limit) {
-                return Err(CodecError::TooLong {
-                    context: ctx,
-                    symbol: bad,
-                    length: lens[bad],
-                    limit,
-                });
-            }
+            let present = checked_symbols(ctx, lens, limit)?;
             match present.len() {
                 0 => continue,
                 1 => {
                     let x = present[0];
-                    if lens[x] != 1 {
-                        return Err(CodecError::LoneSymbol {
-                            context: ctx,
-                            symbol: x,
-                            length: lens[x],
-                        });
-                    }
                     table.fill(
                         ((bucket(x as u8).min(buckets - 1) as u16) << 12) | ((x as u16) << 4),
                     );
@@ -305,10 +293,6 @@ impl DistanceModel {
                     continue;
                 }
                 _ => {}
-            }
-            let kraft: u64 = present.iter().map(|&x| 1u64 << (limit - lens[x])).sum();
-            if kraft != 1u64 << limit {
-                return Err(CodecError::NotPrefixCode(ctx));
             }
             let mut order = present;
             order.sort_by_key(|&x| (lens[x], x));
