@@ -370,9 +370,47 @@ impl<'a> TableEncoder<'a> {
         // `i8`; the slice borrows `distances` for `'a`.
         let bytes =
             unsafe { std::slice::from_raw_parts(distances.as_ptr().cast::<i8>(), distances.len()) };
-        let mut encoder = Self::new(dir, rules, tier, kind, bytes, opts)?;
+        let encoder = Self::new(dir, rules, tier, kind, bytes, opts)?;
+        encoder.distances_of(scores)
+    }
+
+    /// [`TableEncoder::for_distances`] of the reachable index holding only the blocks from
+    /// `first_block` on that `distances` covers, as [`TableEncoder::for_blocks`] does for
+    /// scores: `distances[i]` and `scores[i]` are those of index
+    /// `first_block · block_entries + i`. So a table is
+    /// written from distances held a few blocks at a time: the counts of every block added
+    /// up ([`ModelCounts::add`]) and set on each encoder, the blocks encoded by the encoders
+    /// that hold them, and [`TableEncoder::write`] given them all in order.
+    ///
+    /// # Errors
+    /// As [`TableEncoder::for_distances`] and [`TableEncoder::for_blocks`].
+    pub fn for_distance_blocks(
+        dir: &Path,
+        rules: &Rules,
+        tier: u8,
+        first_block: usize,
+        distances: &'a [u8],
+        scores: &'a [i8],
+        opts: &WriteOptions,
+    ) -> Result<Self, Error> {
+        // SAFETY: as in `for_distances`.
+        let bytes =
+            unsafe { std::slice::from_raw_parts(distances.as_ptr().cast::<i8>(), distances.len()) };
+        let kind = IndexKind::Reachable;
+        let encoder = Self::for_blocks(dir, rules, tier, kind, first_block, bytes, opts)?;
+        encoder.distances_of(scores)
+    }
+
+    /// This encoder, holding distances, made a distance table's in the context of `scores`
+    /// (as long as the distances held).
+    fn distances_of(self, scores: &'a [i8]) -> Result<Self, Error> {
+        let (tier, kind, opts) = (self.header.tier, self.idx.kind(), self.opts);
+        let distances = self.scores;
+        let mut encoder = self;
         encoder.header.values = Values::Distances;
-        encoder.tmp = dir.join(format!("{}.tmp", Values::Distances.file_name(tier)));
+        encoder.tmp = encoder
+            .dir
+            .join(format!("{}.tmp", Values::Distances.file_name(tier)));
         if scores.len() != distances.len() {
             return Err(Error::InvalidState(format!(
                 "tier {tier}: {} scores given for {} distances",
@@ -559,6 +597,33 @@ impl<'a> TableEncoder<'a> {
         let model = Model::from_counts(self.header.tier, &counts.0, self.opts.code_limit);
         self.header.model = model.lengths().to_vec();
         self.model = Some(model);
+    }
+
+    /// Takes the model of `other`, an encoder of the same table whose counts are set
+    /// ([`TableEncoder::set_counts`]): the same as setting those counts here, without
+    /// building the code again.
+    ///
+    /// # Errors
+    /// [`Error::InvalidState`] when `other` is of another tier or kind of table, or its
+    /// counts are not set.
+    pub fn set_model_of(&mut self, other: &TableEncoder<'_>) -> Result<(), Error> {
+        let (a, b) = (&self.header, &other.header);
+        if a.tier != b.tier || a.values != b.values || self.opts != other.opts {
+            return Err(Error::InvalidState(format!(
+                "tier {}: the model of another table (tier {})",
+                a.tier, b.tier
+            )));
+        }
+        if other.needs_counts() {
+            return Err(Error::InvalidState(format!(
+                "tier {}: a model taken before its counts were set",
+                a.tier
+            )));
+        }
+        self.header = other.header.clone();
+        self.model.clone_from(&other.model);
+        self.distance_model.clone_from(&other.distance_model);
+        Ok(())
     }
 
     /// The encoded bytes of block `b`.
@@ -838,6 +903,75 @@ mod tests {
             &opts,
         );
         assert!(matches!(e, Err(Error::InvalidState(_))));
+    }
+
+    /// Distances encoded in parts, each part taking the model of one whose counts were set
+    /// ([`TableEncoder::set_model_of`]), write the file written whole.
+    #[test]
+    fn distance_blocks_encoded_in_parts_write_the_same_file() {
+        let n = 9;
+        let scores = scores(n, 7);
+        // A distance where the score is not 0, none where it is.
+        let distances: Vec<u8> = scores
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| {
+                if s == 0 {
+                    format::NO_DISTANCE_BYTE
+                } else {
+                    (i * 31 % 40) as u8
+                }
+            })
+            .collect();
+        let opts = WriteOptions {
+            block_entries: 1000,
+            ..WriteOptions::distances()
+        };
+        let rules = Rules::ABAPA;
+        let whole = tempfile::tempdir().unwrap();
+        let kind = IndexKind::Reachable;
+        let w = write_distances_with(whole.path(), &rules, n, kind, &distances, &scores, &opts)
+            .unwrap();
+        let want = std::fs::read(&w.path).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let part = |from: usize, to: usize| {
+            TableEncoder::for_distance_blocks(
+                dir.path(),
+                &rules,
+                n,
+                from / 1000,
+                &distances[from..to],
+                &scores[from..to],
+                &opts,
+            )
+            .unwrap()
+        };
+        let cuts = [0, 4000, 9000, distances.len()];
+        let mut head = part(0, 0);
+        let mut total = head.empty_counts();
+        let mut scratch = EncodeScratch::default();
+        for c in cuts.windows(2) {
+            let p = part(c[0], c[1]);
+            for b in p.held_blocks() {
+                p.count_block(b, &mut total, &mut scratch).unwrap();
+            }
+        }
+        // A part takes no model before the counts are set.
+        assert!(part(0, 4000).set_model_of(&head).is_err());
+        head.set_counts(&total);
+        let mut blocks = Vec::new();
+        for c in cuts.windows(2) {
+            let mut p = part(c[0], c[1]);
+            p.set_model_of(&head).unwrap();
+            for b in p.held_blocks() {
+                blocks.push(p.encode_block(b, &mut scratch).unwrap());
+            }
+        }
+        let got = head.write(blocks.into_iter().map(Ok)).unwrap();
+        assert_eq!(std::fs::read(&got.path).unwrap(), want);
+        // Nor the model of a score table.
+        let score_table = TableEncoder::new(dir.path(), &rules, n, kind, &scores, &opts).unwrap();
+        assert!(part(0, 4000).set_model_of(&score_table).is_err());
     }
 
     #[test]
