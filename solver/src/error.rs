@@ -98,8 +98,8 @@ impl IntoIo for std::collections::TryReserveError {
     }
 }
 
-/// What stops a tier solved (or verified) from slices of its lower tiers: an allocation, or
-/// a lower tier that cannot be read.
+/// What stops a tier solved (or verified): an allocation, a lower tier that cannot be read
+/// (when read in slices), or a scratch file of distances kept out of core.
 #[derive(Debug, Error)]
 pub enum SolveError {
     /// An array of the solver, or the slice buffer, could not be allocated.
@@ -108,4 +108,15 @@ pub enum SolveError {
     /// The scores of a lower tier could not be read.
     #[error(transparent)]
     Lower(#[from] oware_db::Error),
+    /// A scratch file of the distances kept out of core
+    /// ([`Tuning::spill`](crate::Tuning::spill)) could not be written or read.
+    #[error("tier {tier}: scratch file {}: {source}", path.display())]
+    Scratch {
+        /// The tier.
+        tier: u8,
+        /// The file.
+        path: std::path::PathBuf,
+        /// What failed.
+        source: std::io::Error,
+    },
 }

@@ -60,7 +60,10 @@ pub use job::generate::{
 pub use lower::slice::{cut_slices, Piece, ScoreSource, Slice, TableSource, SLICE_ALIGN};
 pub use lower::LowerTiers;
 pub use progress::{NoProgress, Phase, Progress};
-pub use solve::{solve_tier, solve_tier_sliced, solve_tier_tuned, SolveStats, TierScores, Tuning};
+pub use solve::{
+    solve_tier, solve_tier_sliced, solve_tier_tuned, SolveStats, Spill, SpilledDistances,
+    TierScores, Tuning, WINDOW_ALIGN,
+};
 pub use verify::{
     verify_tier, verify_tier_in_place, Mismatch, MismatchKind, VerifyLower, VerifyPhases,
     VerifyReport,

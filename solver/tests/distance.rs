@@ -16,7 +16,7 @@ use oware_db::index::{IndexKind, TierIndex};
 use oware_db::{Outcome, Position, Rules};
 use oware_solver::{
     check_distances, check_distances_sliced, solve_tier_sliced, solve_tier_tuned, tier_distances,
-    DistanceError, LowerTiers, NoProgress, Tuning, NO_DISTANCE,
+    DistanceError, LowerTiers, NoProgress, Spill, TierScores, Tuning, NO_DISTANCE, WINDOW_ALIGN,
 };
 
 fn score(tiers: &[Vec<i8>], p: &Position) -> i8 {
@@ -354,6 +354,120 @@ fn distances_of_a_sliced_tier_are_those_of_the_resident_path() {
     assert!(stats.exit_sweeps > 2, "{} sweeps", stats.exit_sweeps);
     assert!(s.as_slice() == &tiers[n as usize][..]);
     assert!(s.distances().unwrap().unwrap() == &resident.1[..]);
+}
+
+/// The distances of `s`, read back from their windows when they were kept out of core.
+fn spilled(s: &TierScores) -> Vec<u8> {
+    let spilled = s.spilled().expect("kept out of core");
+    let mut all = Vec::new();
+    let mut buf = Vec::new();
+    for (w, range) in spilled.windows().enumerate() {
+        assert_eq!(
+            range.start,
+            all.len() as u64,
+            "window {w} starts where the last ended"
+        );
+        spilled.read(w, &mut buf).unwrap();
+        all.extend_from_slice(&buf);
+    }
+    all
+}
+
+/// Distances kept out of core, one run of the propagation per window of the tier, are those
+/// held whole, byte for byte, with the same scores: under both presets and an option, at
+/// tier 12 (21 windows), resident and sliced, with the default tuning and tiny stacks, on 1 and 2
+/// threads; the scratch files go with the scores.
+#[test]
+fn distances_kept_out_of_core_are_those_held_whole() {
+    let scratch = tempfile::tempdir().unwrap();
+    let tiny = Tuning {
+        stack: 1,
+        budget: 1,
+        ..Tuning::default()
+    };
+    let rules_all = [
+        Rules::ABAPA,
+        Rules::AWARI,
+        "abapa+grand-slam=illegal".parse().unwrap(),
+    ];
+    for rules in rules_all {
+        let top = 12;
+        let (tiers, _) = solved_below(&rules, top);
+        let mut lower = LowerTiers::new();
+        for n in 0..=top {
+            let scores = &tiers[n as usize];
+            if n == top {
+                let (_, whole) = solved_in_rounds(&rules, n, &lower, Tuning::default(), 2);
+                let runs = [(Tuning::default(), 1), (tiny, 2)];
+                for (base, threads) in runs {
+                    let tuning = Tuning {
+                        distances: true,
+                        spill: Some(Spill {
+                            dir: scratch.path(),
+                            window: WINDOW_ALIGN + 5,
+                        }),
+                        ..base
+                    };
+                    let pool = rayon::ThreadPoolBuilder::new()
+                        .num_threads(threads)
+                        .build()
+                        .unwrap();
+                    let (s, stats) = pool
+                        .install(|| solve_tier_tuned(&rules, n, &lower, &NoProgress, tuning))
+                        .unwrap();
+                    let windows = scores.len().div_ceil(WINDOW_ALIGN as usize) as u64;
+                    assert!(windows > 1);
+                    assert_eq!(stats.distance_runs, windows, "{rules} tier {n}");
+                    assert_eq!(s.distances().unwrap(), None);
+                    assert!(
+                        s.as_slice() == &scores[..],
+                        "{rules} tier {n}: scores differ"
+                    );
+                    let d = spilled(&s);
+                    let first = (0..d.len()).find(|&i| d[i] != whole[i]);
+                    assert_eq!(
+                        first.map(|i| (i, d[i], whole[i])),
+                        None,
+                        "{rules} tier {n} {base:?} {threads} threads: (index, spilled, whole)"
+                    );
+                    let max = whole.iter().filter(|&&d| d != NO_DISTANCE).max();
+                    assert_eq!(s.spilled().unwrap().max(), *max.unwrap_or(&0));
+                    if n == top {
+                        let (s, _) =
+                            solve_tier_sliced(&rules, n, &lower, 1 << 16, &NoProgress, tuning)
+                                .unwrap();
+                        assert!(s.as_slice() == &scores[..], "{rules} tier {n} sliced");
+                        assert!(spilled(&s) == whole, "{rules} tier {n} sliced");
+                    }
+                    drop(s);
+                    let left = std::fs::read_dir(scratch.path()).unwrap().count();
+                    assert_eq!(left, 0, "scratch files left behind");
+                }
+            }
+            lower.push(Arc::from(scores.clone()));
+        }
+    }
+}
+
+/// A tier no larger than the window is decided in one run, in memory.
+#[test]
+fn a_tier_within_the_window_is_held_whole() {
+    let scratch = tempfile::tempdir().unwrap();
+    let rules = Rules::ABAPA;
+    let (tiers, lower) = solved_below(&rules, 9);
+    let tuning = Tuning {
+        distances: true,
+        spill: Some(Spill {
+            dir: scratch.path(),
+            window: (tiers[9].len() as u64).next_multiple_of(WINDOW_ALIGN),
+        }),
+        ..Tuning::default()
+    };
+    let (s, stats) = solve_tier_tuned(&rules, 9, &lower, &NoProgress, tuning).unwrap();
+    assert!(s.spilled().is_none());
+    assert_eq!(stats.distance_runs, 1);
+    let (_, whole) = solved_in_rounds(&rules, 9, &lower, Tuning::default(), 2);
+    assert!(s.distances().unwrap().unwrap() == &whole[..]);
 }
 
 /// The check of a tier whose lower tiers are read in slices gives the verdicts of the

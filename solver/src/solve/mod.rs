@@ -69,6 +69,9 @@ pub(crate) mod buffer;
 pub(crate) mod cell;
 pub(crate) mod first_pass;
 pub(crate) mod rounds;
+pub(crate) mod spill;
+
+pub use spill::{Spill, SpilledDistances, WINDOW_ALIGN};
 
 /// Positions handled per parallel work item in the sequential phases; one far-exit list
 /// each.
@@ -109,6 +112,9 @@ pub struct SolveStats {
     /// Rounds over all levels, when the levels were decided in rounds for the distances
     /// ([`Tuning::distances`]); 0 otherwise.
     pub distance_rounds: u64,
+    /// Runs of the propagation that decided the distances: one, or one per window when
+    /// they were kept out of core ([`Tuning::spill`]); 0 without distances.
+    pub distance_runs: u64,
     /// Why the distances were not decided with the scores, where the caller that asked for
     /// them found no room for them (set by the caller; the solver leaves it `None`).
     pub distances_skipped: Option<String>,
@@ -127,6 +133,8 @@ pub struct TierScores {
 enum TierDistances {
     /// One byte per position, as a distance table stores them.
     Found(AtomicBuf<AtomicU8>),
+    /// Kept out of core, one scratch file per window ([`Tuning::spill`]).
+    Spilled(SpilledDistances),
     /// Some distance exceeds what a byte holds.
     TooFar,
 }
@@ -151,15 +159,25 @@ impl TierScores {
     ///
     /// # Errors
     /// [`DistanceError::TooFar`](crate::DistanceError::TooFar) when a distance exceeds
-    /// [`MAX_DISTANCE`](crate::MAX_DISTANCE); `Ok(None)` when none were asked for.
+    /// [`MAX_DISTANCE`](crate::MAX_DISTANCE); `Ok(None)` when none were asked for, or they
+    /// were kept out of core ([`TierScores::spilled`]).
     pub fn distances(&self) -> Result<Option<&[u8]>, crate::DistanceError> {
         match &self.distances {
-            None => Ok(None),
+            None | Some(TierDistances::Spilled(_)) => Ok(None),
             Some(TierDistances::Found(d)) => Ok(Some(d.as_bytes().get(..d.len()).unwrap_or(&[]))),
             Some(TierDistances::TooFar) => Err(crate::DistanceError::TooFar {
                 tier: self.tier,
                 max: crate::MAX_DISTANCE,
             }),
+        }
+    }
+
+    /// The distances kept out of core, one scratch file per window, when the solve was
+    /// given a [`Tuning::spill`] smaller than the tier (`None` otherwise).
+    pub fn spilled(&self) -> Option<&SpilledDistances> {
+        match &self.distances {
+            Some(TierDistances::Spilled(s)) => Some(s),
+            _ => None,
         }
     }
 }
@@ -185,7 +203,7 @@ struct Ctx<'a> {
     /// undecided position with exit `k` or a decided one of score `±k` that has not yet
     /// acted, so the scan that starts level `k` skips the granules without it.
     levels: &'a [AtomicU64],
-    tuning: Tuning,
+    tuning: Tuning<'a>,
 }
 
 impl Ctx<'_> {
@@ -383,7 +401,7 @@ pub fn solve_tier(
     n: u8,
     lower: &LowerTiers,
     progress: &dyn Progress,
-) -> Result<(TierScores, SolveStats), AllocError> {
+) -> Result<(TierScores, SolveStats), SolveError> {
     solve_tier_tuned(rules, n, lower, progress, Tuning::default())
 }
 
@@ -391,7 +409,7 @@ pub fn solve_tier(
 /// [`solve_tier`] uses. They change the speed, never the scores; tests shrink them so that
 /// most of the propagation overflows into frontier sweeps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Tuning {
+pub struct Tuning<'a> {
     /// Most positions a task's work stack holds; further decisions go to the frontier bits.
     /// At least 1 (0 is taken as 1). With [`Tuning::distances`], 32 times this many
     /// positions are carried with their boards from one round to the next, the others
@@ -418,9 +436,14 @@ pub struct Tuning {
     /// before the distances' bytes are allocated, when the memory plan has no room for both
     /// ([`solve_tier_tuned`] only).
     pub release_lower: bool,
+    /// With [`Tuning::distances`], keep them out of core when the tier has more positions
+    /// than [`Spill::window`]: the propagation is run once per window of that many indices
+    /// from the state the exits left (kept in a scratch file), and each window's distances
+    /// go to a scratch file ([`TierScores::spilled`]). `None` (the default): in memory.
+    pub spill: Option<Spill<'a>>,
 }
 
-impl Default for Tuning {
+impl Default for Tuning<'_> {
     fn default() -> Self {
         Tuning {
             stack: 1 << 13,
@@ -429,6 +452,7 @@ impl Default for Tuning {
             far_exit_room: u64::MAX,
             distances: false,
             release_lower: false,
+            spill: None,
         }
     }
 }
@@ -436,8 +460,9 @@ impl Default for Tuning {
 /// [`solve_tier`] with the given [`Tuning`].
 ///
 /// # Errors
-/// As [`solve_tier`], and [`AllocError`] for the far-exit lists when they outgrow
-/// [`Tuning::far_exit_room`].
+/// As [`solve_tier`]; [`SolveError::Alloc`] for the far-exit lists when they outgrow
+/// [`Tuning::far_exit_room`]; [`SolveError::Scratch`] when a scratch file of
+/// [`Tuning::spill`] cannot be written or read.
 ///
 /// # Panics
 /// As [`solve_tier`].
@@ -446,8 +471,8 @@ pub fn solve_tier_tuned(
     n: u8,
     lower: &LowerTiers,
     progress: &dyn Progress,
-    tuning: Tuning,
-) -> Result<(TierScores, SolveStats), AllocError> {
+    tuning: Tuning<'_>,
+) -> Result<(TierScores, SolveStats), SolveError> {
     solve_with(rules, n, progress, tuning, |ctx, _| {
         let codes = ctx.codes;
         let room = FarRoom::new(ctx);
@@ -469,7 +494,7 @@ pub fn solve_tier_tuned(
         if tuning.release_lower {
             lower.release_pages();
         }
-        Ok(far)
+        Ok::<_, SolveError>(far)
     })
 }
 
@@ -610,7 +635,7 @@ pub fn solve_tier_sliced(
     source: &dyn ScoreSource,
     slice_bytes: u64,
     progress: &dyn Progress,
-    tuning: Tuning,
+    tuning: Tuning<'_>,
 ) -> Result<(TierScores, SolveStats), SolveError> {
     solve_with(rules, n, progress, tuning, |ctx, stats| {
         sliced_exits(ctx, stats, source, slice_bytes, progress)
@@ -696,13 +721,13 @@ fn set_level_masks(ctx: &Ctx<'_>, c: usize, chunk: &[AtomicU8]) {
 
 /// Solves tier `n` once `init` has written the first cells (and their level masks) and
 /// returned the far exits of every `CHUNK` positions: the propagation and the finish.
-fn solve_with<E: From<AllocError>>(
+fn solve_with(
     rules: &Rules,
     n: u8,
     progress: &dyn Progress,
-    tuning: Tuning,
-    init: impl FnOnce(&Ctx<'_>, &mut SolveStats) -> Result<Vec<FarExits>, E>,
-) -> Result<(TierScores, SolveStats), E> {
+    tuning: Tuning<'_>,
+    init: impl FnOnce(&Ctx<'_>, &mut SolveStats) -> Result<Vec<FarExits>, SolveError>,
+) -> Result<(TierScores, SolveStats), SolveError> {
     // A sweep must propagate at least one position, or it could end a level with work left.
     let tuning = Tuning {
         stack: tuning.stack.max(1),
@@ -751,7 +776,22 @@ fn solve_with<E: From<AllocError>>(
     // Levels.
     progress.start(Phase::Propagate, size as u64);
     if tuning.distances {
-        let distances = solve_in_rounds(&ctx, progress, &mut stats)?;
+        let distances = match tuning.spill {
+            Some(spill) if spill::windows(size as u64, &spill).len() > 1 => {
+                solve_in_windows(&ctx, progress, &mut stats, &spill)?
+            }
+            _ => {
+                let found = solve_in_rounds(&ctx, progress, &mut stats, 0..size as u64)?;
+                stats.distance_runs = 1;
+                match found {
+                    Some(mut dist) => {
+                        rounds::finish_distances(&mut dist.as_mut_bytes()[..size]);
+                        TierDistances::Found(dist)
+                    }
+                    None => TierDistances::TooFar,
+                }
+            }
+        };
         let mut finished = finish(cells, &codes, n);
         finished.scores.distances = Some(distances);
         stats.endless = finished.endless;
@@ -783,36 +823,76 @@ fn solve_with<E: From<AllocError>>(
     Ok((scores, stats))
 }
 
-/// The levels decided in rounds (`rounds.rs`): the distances of the tier, with the
-/// seconds and rounds in `stats`.
+/// The levels decided in rounds (`rounds.rs`), keeping the distances plus one of the
+/// positions of `window` (`None` if some distance is too long for a byte), with the seconds
+/// and rounds in `stats`.
 fn solve_in_rounds(
     ctx: &Ctx<'_>,
     progress: &dyn Progress,
     stats: &mut SolveStats,
-) -> Result<TierDistances, AllocError> {
+    window: std::ops::Range<u64>,
+) -> Result<Option<AtomicBuf<AtomicU8>>, AllocError> {
     let size = ctx.cells.len();
     let n = ctx.n;
-    let dist = AtomicBuf::<AtomicU8>::zeroed(size)
-        .map_err(|e| AllocError::new::<AtomicU8>(n, "distances", size as u64, size, e))?;
+    let len = (window.end - window.start) as usize;
+    let dist = AtomicBuf::<AtomicU8>::zeroed(len)
+        .map_err(|e| AllocError::new::<AtomicU8>(n, "distances", size as u64, len, e))?;
     let flags = size.div_ceil(DIRTY);
     let dirty = try_vec(flags, |_| AtomicBool::new(false)).map_err(|e| {
         AllocError::new::<AtomicBool>(n, "dirty flags", size as u64, flags, e.into_io())
     })?;
     let carry = (ctx.tuning.stack * rounds::CARRY_PER_STACK) as i64;
-    let rounds = rounds::Rounds::new(&dist, [ctx.high, ctx.low], [ctx.dirty, &dirty], carry);
+    let rounds = rounds::Rounds::new(
+        &dist,
+        window.start,
+        [ctx.high, ctx.low],
+        [ctx.dirty, &dirty],
+        carry,
+    );
     let t = Instant::now();
+    let mut total = 0;
     for k in (1..=n as i8).rev() {
         let (taken, r) = rounds::level_in_rounds(ctx, &rounds, k);
         progress.advance(taken);
-        stats.distance_rounds += r;
+        total += r;
     }
+    stats.distance_rounds = total;
     stats.sweep_seconds += t.elapsed().as_secs_f64();
     if rounds.too_far.load(Ordering::Relaxed) {
-        return Ok(TierDistances::TooFar);
+        return Ok(None);
     }
-    let mut dist = dist;
-    rounds::finish_distances(&mut dist.as_mut_bytes()[..size]);
-    Ok(TierDistances::Found(dist))
+    Ok(Some(dist))
+}
+
+/// The levels decided once per window of `spill` (`spill.rs`), from the state the exits
+/// left, kept in a scratch file in between: the distances, in scratch files. The cells end
+/// as the last run leaves them, the same as any run.
+fn solve_in_windows(
+    ctx: &Ctx<'_>,
+    progress: &dyn Progress,
+    stats: &mut SolveStats,
+    spill: &Spill<'_>,
+) -> Result<TierDistances, SolveError> {
+    let size = ctx.cells.len() as u64;
+    let windows = spill::windows(size, spill);
+    let snapshot = spill::Snapshot::save(ctx.n, spill.dir, ctx.cells, ctx.levels)?;
+    progress.start(Phase::Propagate, size * windows.len() as u64);
+    let mut out = spill::SpillWriter::new(ctx.n, spill.dir);
+    for (w, window) in windows.into_iter().enumerate() {
+        if w > 0 {
+            snapshot.restore(ctx.cells, ctx.levels)?;
+        }
+        let Some(mut dist) = solve_in_rounds(ctx, progress, stats, window.clone())? else {
+            return Ok(TierDistances::TooFar);
+        };
+        let len = dist.len();
+        let bytes = &mut dist.as_mut_bytes()[..len];
+        rounds::finish_distances(bytes);
+        out.push(window, bytes)?;
+    }
+    let out = out.finish();
+    stats.distance_runs = out.runs();
+    Ok(TierDistances::Spilled(out))
 }
 
 /// Level start: decides high the undecided positions whose exit is `k`, and propagates them

@@ -46,8 +46,10 @@ const CARRY_PIECE: usize = 2048;
 
 /// The state of the rounds beside the solver's [`Ctx`].
 pub(super) struct Rounds<'a> {
-    /// Each position's distance plus one, 0 where none was found (yet).
+    /// Each position's distance plus one, 0 where none was found (yet), for the positions
+    /// of the window from index `first` on (`spill.rs`); the others' are not kept.
     pub dist: &'a [AtomicU8],
+    first: u64,
     /// The frontier bits of the rounds of even and odd number, and their dirty flags.
     pub bits: [&'a [AtomicU64]; 2],
     pub dirty: [&'a [AtomicBool]; 2],
@@ -63,15 +65,18 @@ pub(super) struct Rounds<'a> {
 
 impl<'a> Rounds<'a> {
     /// The rounds' state over these arrays, carrying at most `carry` positions with their
-    /// boards from one round to the next.
+    /// boards from one round to the next, keeping the distances of the positions from index
+    /// `first` on in `dist`.
     pub(super) fn new(
         dist: &'a [AtomicU8],
+        first: u64,
         bits: [&'a [AtomicU64]; 2],
         dirty: [&'a [AtomicBool]; 2],
         carry: i64,
     ) -> Self {
         Rounds {
             dist,
+            first,
             bits,
             dirty,
             carry,
@@ -109,7 +114,9 @@ impl<'a> Rounds<'a> {
         if d > u64::from(crate::distance::MAX_DISTANCE) {
             self.too_far.store(true, Ordering::Relaxed);
         }
-        self.dist[j as usize].store(d.min(254) as u8 + 1, Ordering::Relaxed);
+        if let Some(cell) = self.dist.get(j.wrapping_sub(self.first) as usize) {
+            cell.store(d.min(254) as u8 + 1, Ordering::Relaxed);
+        }
     }
 
     /// Whether `made`'s list has room for one more position (taking a grant of the lists'

@@ -367,7 +367,7 @@ impl Held {
                     comm,
                     details.map_err(|e| match e {
                         crate::SolveError::Lower(d) => d,
-                        crate::SolveError::Alloc(a) => oware_db::Error::InvalidState(a.to_string()),
+                        other => oware_db::Error::InvalidState(other.to_string()),
                     }),
                 )?;
                 Ok(VerifyReport {

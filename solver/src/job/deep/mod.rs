@@ -111,6 +111,9 @@ impl From<crate::SolveError> for VerifyError {
         match e {
             crate::SolveError::Alloc(a) => VerifyError::Alloc(a),
             crate::SolveError::Lower(d) => VerifyError::Db(d),
+            crate::SolveError::Scratch { path, source, .. } => {
+                VerifyError::Db(oware_db::Error::io(&path, source))
+            }
         }
     }
 }

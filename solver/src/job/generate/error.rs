@@ -115,6 +115,9 @@ impl From<SolveError> for GenerateError {
         match e {
             SolveError::Alloc(e) => GenerateError::Alloc(e),
             SolveError::Lower(e) => GenerateError::Db(e),
+            SolveError::Scratch { path, source, .. } => {
+                GenerateError::Db(oware_db::Error::io(&path, source))
+            }
         }
     }
 }
