@@ -1,7 +1,8 @@
 //! `generate` under a memory limit that leaves no room for a tier's lower tiers computes its
-//! exits in slices: the tables are byte-identical to an unlimited run, a run killed in the
-//! middle of such a tier resumes to the same tables, and a limit too small even for the
-//! tier's own cells is refused with the figures.
+//! exits in slices, and one that leaves no room for its distances keeps them out of core:
+//! the tables are byte-identical to an unlimited run, a run killed in the middle of such a
+//! tier resumes to the same tables, and a limit too small even for the tier's own cells is
+//! refused with the figures.
 
 #![cfg(unix)]
 
@@ -14,7 +15,7 @@ use std::process::Stdio;
 use oware_db::index::{IndexKind, TierIndex};
 use oware_db::Rules;
 use oware_solver::memory::{
-    far_exit_bytes, frontier_bytes, tier_memory, window_bytes, PROCESS_BYTES,
+    distance_bytes, far_exit_bytes, frontier_bytes, tier_memory, window_bytes, PROCESS_BYTES,
 };
 use support::{distance_tables, leftovers, ok, oware, tables, text};
 
@@ -99,6 +100,164 @@ fn a_memory_limit_that_forces_slices_gives_the_same_tables() {
             .status
             .success()
     );
+}
+
+/// A limit that leaves tier 16 no room for its distances beside its cells but for a third
+/// of them: they are kept out of core, in 4 windows.
+fn limit_for_distance_windows() -> u64 {
+    let positions = TierIndex::new(16, IndexKind::Reachable).size();
+    let own = tier_memory(positions) + far_exit_bytes(16, positions);
+    let fixed = distance_bytes(positions) - positions;
+    own + PROCESS_BYTES + fixed + positions / 3
+}
+
+/// The peak memory of the log line of tier `tier` (`peak memory 23.9 MB`), in bytes, and the
+/// rounding of its three figures.
+fn logged_peak(log: &str, tier: u8) -> (f64, f64) {
+    let line = log
+        .lines()
+        .find(|l| l.starts_with(&format!("tier {tier:2}: solved")))
+        .unwrap_or_else(|| panic!("no line of tier {tier}:\n{log}"));
+    let rest = line.split("peak memory ").nth(1).unwrap();
+    let mut words = rest.split([' ', ';']);
+    let value: f64 = words.next().unwrap().parse().unwrap();
+    let unit = match words.next().unwrap() {
+        "kB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        u => panic!("unit {u} in {line}"),
+    };
+    (value * unit, 0.05 * unit)
+}
+
+/// Under a limit that leaves a tier no room for its distances beside its cells, they are
+/// kept out of core and decided in windows: the distance tables are byte-identical to an
+/// unlimited run's, the peak stays within the limit, `verify --deep` proves them, the
+/// manifest says how they were made, and no scratch file is left. Forced windows on every
+/// tier give the same tables too.
+#[test]
+fn distances_kept_out_of_core_are_those_of_an_unlimited_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let clean = tmp.path().join("clean");
+    ok(&[
+        "generate",
+        "--quiet",
+        "--dir",
+        clean.to_str().unwrap(),
+        "--max-seeds",
+        "16",
+    ]);
+    let limited = tmp.path().join("limited");
+    let limit = limit_for_distance_windows();
+    let out = generate(&limited, "16", &[("OWARE_MEMORY_LIMIT", limit.to_string())]);
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("out of core in 4 windows"), "{err}");
+    assert!(!err.contains("no distance table"), "{err}");
+    let (peak, rounding) = logged_peak(&err, 16);
+    assert!(
+        peak <= limit as f64 + rounding,
+        "peak {peak} over the limit {limit}"
+    );
+    assert!(tables(&limited) == tables(&clean), "scores differ");
+    assert!(
+        distance_tables(&limited) == distance_tables(&clean),
+        "distances differ"
+    );
+    assert_eq!(leftovers(&limited), Vec::<String>::new());
+    let json = text(
+        &oware()
+            .args(["info", "--json", "--dir", limited.to_str().unwrap()])
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    assert!(json.contains("\"runs\": 4"), "{json}");
+    let out = oware()
+        .args(["verify", "--deep", "--dir", limited.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.contains("tier 16  OK      distances: each follows from its moves"),
+        "{stdout}"
+    );
+    // Every tier from 2^16 positions up in windows of 2^16.
+    let forced = tmp.path().join("forced");
+    let out = generate(&forced, "13", &[("OWARE_DISTANCE_WINDOW", "65536".into())]);
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("out of core in 38 windows"), "{err}");
+    let mut want = distance_tables(&clean);
+    want.truncate(14);
+    assert!(
+        distance_tables(&forced) == want,
+        "forced windows: distances differ"
+    );
+    assert_eq!(leftovers(&forced), Vec::<String>::new());
+    for bad in ["0", "x"] {
+        let out = generate(&forced, "13", &[("OWARE_DISTANCE_WINDOW", bad.into())]);
+        assert!(!out.status.success());
+        assert!(text(&out.stderr).contains("OWARE_DISTANCE_WINDOW"));
+    }
+}
+
+/// A run killed while it decides a tier's distances in windows resumes to the same tables,
+/// and leaves no scratch file.
+#[test]
+fn a_run_killed_in_a_distance_window_resumes_to_the_same_tables() {
+    let tmp = tempfile::tempdir().unwrap();
+    let clean = tmp.path().join("clean");
+    ok(&[
+        "generate",
+        "--quiet",
+        "--dir",
+        clean.to_str().unwrap(),
+        "--max-seeds",
+        "13",
+    ]);
+    let dir = tmp.path().join("killed");
+    let mut child = oware()
+        .args([
+            "generate",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--max-seeds",
+            "13",
+        ])
+        .env("OWARE_DISTANCE_WINDOW", "65536")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut seen = String::new();
+    for line in BufReader::new(stderr).lines() {
+        let line = line.unwrap();
+        seen.push_str(&line);
+        seen.push('\n');
+        if line.contains("tier 13: propagate") {
+            // Some windows in.
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            // SAFETY: `kill` only sends a signal to the child started above.
+            assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGKILL) }, 0);
+            break;
+        }
+    }
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "not killed in time:\n{seen}");
+    assert!(!dir.join("tier-13.owd").exists(), "{seen}");
+    let out = generate(&dir, "13", &[("OWARE_DISTANCE_WINDOW", "65536".into())]);
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("1 solved"), "{err}");
+    assert!(tables(&dir) == tables(&clean), "scores differ");
+    assert!(
+        distance_tables(&dir) == distance_tables(&clean),
+        "distances differ"
+    );
+    assert_eq!(leftovers(&dir), Vec::<String>::new());
 }
 
 #[test]

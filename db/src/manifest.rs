@@ -86,6 +86,11 @@ pub struct DistanceEntry {
     /// computed by a pass of their own after the scores.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rounds: Option<u64>,
+    /// Runs of the propagation that decided them when they did not fit in memory beside the
+    /// tier's cells: one per window of the tier's indices, each keeping its window's
+    /// distances (docs/DESIGN.md, *Distances out of core*); absent when they were held whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs: Option<u64>,
     /// The checksum the distance table had when `oware verify --deep` proved every distance
     /// from its children's; absent when it has not been.
     #[serde(default, skip_serializing_if = "Option::is_none")]

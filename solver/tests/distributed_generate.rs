@@ -30,6 +30,7 @@ fn options(dir: &Path, rules: &str, max: u8) -> GenerateOptions {
         memory_limit: None,
         compression: Default::default(),
         slice_bytes: None,
+        distance_window: None,
         exchange_batch: None,
         cancel: oware_solver::Cancel::new(),
         distances: true,

@@ -50,6 +50,7 @@ fn generated(dir: &Path, rules: &Rules, max: u8) {
         memory_limit: None,
         compression: Default::default(),
         slice_bytes: None,
+        distance_window: None,
         exchange_batch: None,
         cancel: oware_solver::Cancel::new(),
         distances: true,
@@ -69,6 +70,7 @@ fn options(
         tiers,
         memory_limit: None,
         slice_bytes: None,
+        distance_window: None,
         again: true,
         exchange_batch: batch,
         cancel: oware_solver::Cancel::new(),
@@ -231,6 +233,7 @@ fn trusted_tiers_are_decoded_only_where_the_range_holds_them() {
     let reads = Reads(Mutex::new(Vec::new()));
     let opts = VerifyOptions {
         slice_bytes: Some(4096),
+        distance_window: None,
         ..options(&dir, &rules, a..=b, None)
     };
     let sliced = verify_deep(&LocalComm, &opts, &reads).unwrap();

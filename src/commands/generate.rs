@@ -72,6 +72,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         memory_limit: crate::commands::env::memory_limit()?,
         compression,
         slice_bytes: slice_bytes_from_env()?,
+        distance_window: distance_window_from_env()?,
         exchange_batch: exchange_batch_from_env()?,
         cancel: crate::signals::cancel().clone(),
         distances: !args.no_distance,
@@ -101,6 +102,21 @@ pub(crate) fn slice_bytes_from_env() -> anyhow::Result<Option<u64>> {
         Ok(v) => match v.trim().parse::<u64>() {
             Ok(b) => Ok(Some(b)),
             Err(_) => bail!("OWARE_SLICE_BYTES={v}: not a number of bytes"),
+        },
+        Err(_) => Ok(None),
+    }
+}
+
+/// `OWARE_DISTANCE_WINDOW`: keep every tier's distances out of core, in windows of at most
+/// that many positions, whatever the memory (for tests and measurements).
+///
+/// # Errors
+/// The variable is set but is not a positive number of positions.
+pub(crate) fn distance_window_from_env() -> anyhow::Result<Option<u64>> {
+    match std::env::var("OWARE_DISTANCE_WINDOW") {
+        Ok(v) => match v.trim().parse::<u64>() {
+            Ok(w) if w > 0 => Ok(Some(w)),
+            _ => bail!("OWARE_DISTANCE_WINDOW={v}: not a positive number of positions"),
         },
         Err(_) => Ok(None),
     }

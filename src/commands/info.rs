@@ -155,6 +155,9 @@ fn distance_info(args: &Args, manifest: Option<&Manifest>, n: u8) -> Option<(Val
         if let Some(r) = d.rounds {
             row["rounds"] = json!(r);
         }
+        if let Some(r) = d.runs {
+            row["runs"] = json!(r);
+        }
         row["verified"] = json!(d.verified.is_some());
     }
     let t = match Table::open(&path) {

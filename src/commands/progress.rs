@@ -273,12 +273,17 @@ impl GenerateObserver for Bars {
                         max,
                         seconds,
                         rounds,
+                        runs,
                         file_size,
                     } => format!(
-                        ", distances {} (longest {max} plies, {:.2} bits per position)",
+                        ", distances {}{} (longest {max} plies, {:.2} bits per position)",
                         match rounds {
                             Some(r) => format!("with the scores in {r} rounds"),
                             None => format!("{seconds:.2} s"),
+                        },
+                        match runs {
+                            Some(r) => format!(", out of core in {r} windows"),
+                            None => String::new(),
                         },
                         *file_size as f64 * 8.0 / positions.max(1) as f64
                     ),

@@ -19,9 +19,13 @@ pub fn table_disk_bound(positions: u64) -> u64 {
 /// `positions` positions, with its distance table when `distances` (bounded as a table:
 /// one byte per position at most; its ctx-huffman code measures 2.6–3.5 bits per position
 /// from tier 9 up, so the bound's slack also covers a model larger than the 64 KiB counted).
+/// Distances kept out of core take a byte per position more in scratch files while the
+/// tier is solved (its windows' distances and its cells after the exits, zstd-compressed;
+/// the tables' slack covers the rest).
 pub fn generate_tier_disk(positions: u64, solve: bool, side_copies: u64, distances: bool) -> u64 {
     let tables = if solve {
-        table_disk_bound(positions) * (1 + u64::from(distances))
+        (table_disk_bound(positions) + positions) * u64::from(distances)
+            + table_disk_bound(positions)
     } else {
         0
     };

@@ -187,6 +187,7 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             memory_limit: crate::commands::env::memory_limit()?,
             compression: Default::default(),
             slice_bytes: None,
+            distance_window: None,
             exchange_batch: None,
             cancel: crate::signals::cancel().clone(),
             distances: !args.no_distance,

@@ -2,7 +2,7 @@
 //! writes a tier with them: the one part of the driver that differs between one process and
 //! several ranks.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use oware_db::manifest::DistanceEntry;
@@ -26,7 +26,7 @@ use crate::memory::{
     distance_bytes, exchange_memory, far_exit_bytes, human_bytes, partition_memory, plan_tier,
     ExitPlan, TierPlan,
 };
-use crate::solve::{solve_tier_sliced, solve_tier_tuned, TierScores, Tuning};
+use crate::solve::{solve_tier_sliced, solve_tier_tuned, Spill, TierScores, Tuning, WINDOW_ALIGN};
 
 /// The lower tiers a rank keeps between tiers.
 pub(super) enum Held {
@@ -76,7 +76,13 @@ impl Solved {
 pub(super) enum Distances {
     /// Decided with the scores, held in the solved tier, not written yet: the longest, the
     /// seconds of the rounds that decided them (and the scores).
-    Held { max: u8, seconds: f64, rounds: u64 },
+    /// With `runs` when they were kept out of core, one run of the propagation per window.
+    Held {
+        max: u8,
+        seconds: f64,
+        rounds: u64,
+        runs: Option<u64>,
+    },
     /// Written, and recorded so in the manifest (on rank 0).
     Written(DistanceEntry),
     /// Not computed, for the reason given.
@@ -93,16 +99,19 @@ impl Distances {
                 max,
                 seconds,
                 rounds,
+                runs,
             } => TierDistances::Written {
                 max: *max,
                 seconds: *seconds,
                 rounds: Some(*rounds),
+                runs: *runs,
                 file_size: 0,
             },
             Distances::Written(d) => TierDistances::Written {
                 max: u8::try_from(d.max).unwrap_or(u8::MAX),
                 seconds: d.seconds,
                 rounds: d.rounds,
+                runs: d.runs,
                 file_size: d.file_size,
             },
             Distances::Skipped(why) => TierDistances::Skipped(why.clone()),
@@ -111,26 +120,61 @@ impl Distances {
     }
 }
 
-/// Whether the solve of a tier decides its distances too, by its plan under `limit`: the
-/// distances take [`distance_bytes`] during the propagation, beside the tier's own arrays;
-/// where they do not fit beside the lower tiers' side copies too, those pages are released
-/// once the exits are computed. `Err` gives the reason when they do not fit at all.
-fn distance_tuning(plan: &TierPlan, positions: u64, limit: u64) -> Result<Tuning, String> {
+/// Most runs of the propagation a tier's distances are decided in when they are kept out
+/// of core, one per window of its indices.
+const MAX_DISTANCE_RUNS: u64 = 64;
+
+/// How the solve of a tier decides its distances too, by its plan under `limit`, and the
+/// peak of its propagation. The distances take [`distance_bytes`] during the propagation,
+/// beside the tier's own arrays; where they do not fit beside the lower tiers' side copies
+/// too, those pages are released once the exits are computed. Where they do not fit beside
+/// the tier's own arrays either, they are kept out of core ([`Spill`], in `scratch`): the
+/// propagation runs once per window of the tier, each window as large as the limit leaves
+/// room for, or at most `forced` positions. `Err` gives the reason when that would take more
+/// than [`MAX_DISTANCE_RUNS`] runs.
+fn distance_tuning<'a>(
+    plan: &TierPlan,
+    positions: u64,
+    limit: u64,
+    scratch: &'a Path,
+    forced: Option<u64>,
+) -> Result<(Tuning<'a>, u64), String> {
     let dist = distance_bytes(positions);
-    let propagation = plan.own + dist + plan.process;
-    if propagation > limit {
+    let beside = plan.own + plan.process;
+    let forced = forced.map(|w| (w / WINDOW_ALIGN * WINDOW_ALIGN).max(WINDOW_ALIGN));
+    if beside + dist <= limit && forced.is_none_or(|w| w >= positions) {
+        let tuning = Tuning {
+            distances: true,
+            release_lower: plan.exits == ExitPlan::Resident && plan.needed() + dist > limit,
+            ..Tuning::default()
+        };
+        return Ok((tuning, beside + dist));
+    }
+    // The window's bytes beside the fixed part of the distances' (the second frontier's flags
+    // and the carried lists).
+    let fixed = beside + (dist - positions);
+    let room = limit.saturating_sub(fixed) / WINDOW_ALIGN * WINDOW_ALIGN;
+    let window = forced.map_or(room, |w| w.min(room));
+    if window == 0 || positions.div_ceil(window) > MAX_DISTANCE_RUNS {
         return Err(format!(
-            "they need {} of memory beside the tier's own {}, the limit is {}",
+            "they need {} of memory beside the tier's own {}, or {} in windows of at most \
+             {MAX_DISTANCE_RUNS} runs; the limit is {}",
             human_bytes(dist),
-            human_bytes(plan.own + plan.process),
+            human_bytes(beside),
+            human_bytes(dist - positions + positions.div_ceil(MAX_DISTANCE_RUNS)),
             human_bytes(limit)
         ));
     }
-    Ok(Tuning {
+    let tuning = Tuning {
         distances: true,
-        release_lower: plan.exits == ExitPlan::Resident && plan.needed() + dist > limit,
+        release_lower: plan.exits == ExitPlan::Resident,
+        spill: Some(Spill {
+            dir: scratch,
+            window,
+        }),
         ..Tuning::default()
-    })
+    };
+    Ok((tuning, fixed + window))
 }
 
 impl Held {
@@ -143,6 +187,14 @@ impl Held {
                 "the tier is split over ranks (distances are computed by one process)".into(),
             );
         };
+        if let Some(spilled) = scores.spilled() {
+            return Distances::Held {
+                max: spilled.max(),
+                seconds: stats.sweep_seconds,
+                rounds: stats.distance_rounds,
+                runs: Some(spilled.runs()),
+            };
+        }
         match scores.distances() {
             Ok(Some(bytes)) => Distances::Held {
                 max: bytes
@@ -153,6 +205,7 @@ impl Held {
                     .unwrap_or(0),
                 seconds: stats.sweep_seconds,
                 rounds: stats.distance_rounds,
+                runs: None,
             },
             Ok(None) => Distances::Skipped(
                 stats
@@ -291,7 +344,11 @@ impl Held {
     ) -> Result<(Solved, SolvedStats, Instant), GenerateError> {
         let positions = super::written_entries(tier);
         match self {
-            Held::Process { lower, plans, .. } => {
+            Held::Process {
+                lower,
+                plans,
+                scratch,
+            } => {
                 let plan = plans[tier as usize].map_err(|p| GenerateError::TooLarge {
                     tier,
                     positions,
@@ -321,24 +378,18 @@ impl Held {
                 );
                 let start = Instant::now();
                 // The far exits' lists stop the tier before they take more than the plan
-                // leaves them.
-                let (tuning, skipped) = if opts.distances {
-                    match distance_tuning(&plan, positions, limit) {
+                // leaves them. With the distances, the peak is the larger of the plan's and
+                // the propagation's (the lower tiers' pages released if need be): the lists
+                // get what it leaves.
+                let ((tuning, propagation), skipped) = if opts.distances {
+                    match distance_tuning(&plan, positions, limit, scratch, opts.distance_window) {
                         Ok(t) => (t, None),
-                        Err(why) => (Tuning::default(), Some(why)),
+                        Err(why) => ((Tuning::default(), 0), Some(why)),
                     }
                 } else {
-                    (Tuning::default(), None)
+                    ((Tuning::default(), 0), None)
                 };
-                // With the distances, the peak is the larger of the plan's and the
-                // propagation's (the lower tiers' pages released if need be): the lists get
-                // what it leaves.
-                let peak = if tuning.distances {
-                    plan.needed()
-                        .max(plan.own + distance_bytes(positions) + plan.process)
-                } else {
-                    plan.needed()
-                };
+                let peak = plan.needed().max(propagation);
                 let tuning = Tuning {
                     far_exit_room: limit.saturating_sub(peak) + plan.far_exits,
                     ..tuning

@@ -26,7 +26,7 @@ pub use error::GenerateError;
 
 use super::ranks::{agree, agree_flags, check_disk, gather_histogram, lock_dir};
 use crate::dir::disk::generate_tier_disk;
-use crate::dir::write::{write_distances_parallel, DEFAULT_BATCH_BLOCKS};
+use crate::dir::write::{write_distances_parallel, write_distances_spilled, DEFAULT_BATCH_BLOCKS};
 use crate::dir::{Cancel, DirLock, TableDir};
 use crate::distributed::{Comm, PartitionStats};
 use crate::memory::{available_memory, TierPlan};
@@ -52,6 +52,11 @@ pub struct GenerateOptions {
     /// lower-tier scores, whatever the memory (tests, measurements); `None`: slices only where
     /// the lower tiers do not fit ([`plan_tier`](crate::memory::plan_tier)). Single process only.
     pub slice_bytes: Option<u64>,
+    /// Keeps every tier's distances out of core in windows of at most this many positions
+    /// (rounded down to whole [`WINDOW_ALIGN`](crate::WINDOW_ALIGN)s), whatever the memory
+    /// (tests, measurements); `None`: out of core only where they do not fit beside the
+    /// tier's cells. Single process only.
+    pub distance_window: Option<u64>,
     /// Over several ranks, the most updates or capture look-ups a rank sends in one exchange
     /// ([`PartitionConfig::batch`](crate::distributed::PartitionConfig::batch)); `None`: the
     /// default. Small values force many rounds (tests, measurements).
@@ -98,6 +103,9 @@ pub enum TierDistances {
         /// Rounds over all levels when they were decided with the scores; `None` for a
         /// separate pass.
         rounds: Option<u64>,
+        /// Runs of the propagation when they were kept out of core, one per window of the
+        /// tier; `None` when they were held whole.
+        runs: Option<u64>,
         /// The distance table's size in bytes.
         file_size: u64,
     },
@@ -392,20 +400,32 @@ pub fn generate(
                 max,
                 seconds,
                 rounds,
+                runs,
             } => {
                 let Solved::Whole(scores) = &solved else {
                     unreachable!("distances are held only by a tier solved whole");
                 };
-                let bytes = scores.distances().ok().flatten().unwrap_or_default();
-                let file = write_distances_parallel(
-                    &table_dir,
-                    &opts.rules,
-                    tier,
-                    IndexKind::Reachable,
-                    bytes,
-                    solved.scores(),
-                    DEFAULT_BATCH_BLOCKS,
-                )?;
+                let file = if let Some(spilled) = scores.spilled() {
+                    write_distances_spilled(
+                        &table_dir,
+                        &opts.rules,
+                        tier,
+                        spilled,
+                        solved.scores(),
+                        DEFAULT_BATCH_BLOCKS,
+                    )?
+                } else {
+                    let bytes = scores.distances().ok().flatten().unwrap_or_default();
+                    write_distances_parallel(
+                        &table_dir,
+                        &opts.rules,
+                        tier,
+                        IndexKind::Reachable,
+                        bytes,
+                        solved.scores(),
+                        DEFAULT_BATCH_BLOCKS,
+                    )?
+                };
                 unrecorded.0.push(table_dir.path().join(&file.file));
                 Distances::Written(DistanceEntry {
                     file: file.file,
@@ -414,6 +434,7 @@ pub fn generate(
                     max: u16::from(max),
                     seconds,
                     rounds: Some(rounds),
+                    runs,
                     verified: None,
                 })
             }
