@@ -45,7 +45,8 @@ pub use dir::temp::is_temporary;
 pub use dir::write::{write_distances_parallel, write_table_parallel, DEFAULT_BATCH_BLOCKS};
 pub use dir::{Cancel, DirLock, LockError, TableDir, LOCK_FILE, SCRATCH_DIR};
 pub use distance::{
-    check_distances, check_distances_sliced, tier_distances, DistanceError,
+    check_distances, check_distances_sliced, check_distances_sliced_windowed,
+    check_distances_windowed, tier_distances, DistanceError, DistanceSource,
     DISTANCE_BYTES_PER_POSITION, MAX_DISTANCE, NO_DISTANCE,
 };
 pub use error::{AllocError, SolveError};

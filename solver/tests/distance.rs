@@ -15,8 +15,9 @@ use std::sync::Arc;
 use oware_db::index::{IndexKind, TierIndex};
 use oware_db::{Outcome, Position, Rules};
 use oware_solver::{
-    check_distances, check_distances_sliced, solve_tier_sliced, solve_tier_tuned, tier_distances,
-    DistanceError, LowerTiers, NoProgress, Spill, TierScores, Tuning, NO_DISTANCE, WINDOW_ALIGN,
+    check_distances, check_distances_sliced, check_distances_sliced_windowed,
+    check_distances_windowed, solve_tier_sliced, solve_tier_tuned, tier_distances, DistanceError,
+    DistanceSource, LowerTiers, NoProgress, Spill, TierScores, Tuning, NO_DISTANCE, WINDOW_ALIGN,
 };
 
 fn score(tiers: &[Vec<i8>], p: &Position) -> i8 {
@@ -470,8 +471,8 @@ fn a_tier_within_the_window_is_held_whole() {
     assert!(s.distances().unwrap().unwrap() == &whole[..]);
 }
 
-/// The check of a tier whose lower tiers are read in slices gives the verdicts of the
-/// check over the lower tiers held whole: on the true distances, and on each kind of damage
+/// The check of a tier whose lower tiers are read in slices, or whose distances are read in
+/// windows, gives the verdicts of the check over the lower tiers held whole: on the true distances, and on each kind of damage
 /// (one more, one less, none, one beside a score of 0), under both presets, for slices of
 /// a tenth and a third of the lower tiers the captures reach.
 #[test]
@@ -509,6 +510,52 @@ fn the_sliced_check_of_distances_gives_the_whole_checks_verdicts() {
                 let sliced = check_distances_sliced(&rules, n, scores, &lower, bytes, dist);
                 assert_eq!(sliced, whole, "{rules} case {c}, slices of {bytes} bytes");
             }
+            // Read in windows of positions: a seventh of the tier, a half, all of it.
+            let source = Held(dist);
+            for w in [dist.len() / 7 + 3, dist.len() / 2, dist.len()] {
+                let w = w as u64;
+                let windowed = check_distances_windowed(&rules, n, scores, &lower, &source, w);
+                assert_eq!(windowed, whole, "{rules} case {c}, windows of {w}");
+                let both = check_distances_sliced_windowed(
+                    &rules,
+                    n,
+                    scores,
+                    &lower,
+                    window / 3,
+                    &source,
+                    w,
+                );
+                assert_eq!(both, whole, "{rules} case {c}, slices and windows of {w}");
+            }
         }
     }
+}
+
+/// Distances held in memory, read a window at a time.
+struct Held<'a>(&'a [u8]);
+
+impl DistanceSource for Held<'_> {
+    fn read(&self, range: std::ops::Range<u64>, out: &mut Vec<u8>) -> Result<(), DistanceError> {
+        out.clear();
+        out.extend_from_slice(&self.0[range.start as usize..range.end as usize]);
+        Ok(())
+    }
+}
+
+/// A source that fails is an error, not a panic.
+#[test]
+fn a_window_that_cannot_be_read_is_an_error() {
+    struct Broken;
+    impl DistanceSource for Broken {
+        fn read(&self, _: std::ops::Range<u64>, _: &mut Vec<u8>) -> Result<(), DistanceError> {
+            Err(DistanceError::Read {
+                tier: 9,
+                error: "no".into(),
+            })
+        }
+    }
+    let rules = Rules::ABAPA;
+    let (tiers, lower) = solved_below(&rules, 9);
+    let e = check_distances_windowed(&rules, 9, &tiers[9], &lower, &Broken, 1000);
+    assert!(matches!(e, Err(DistanceError::Read { .. })), "{e:?}");
 }

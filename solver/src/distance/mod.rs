@@ -46,6 +46,9 @@ pub const MAX_DISTANCE: u8 = NO_DISTANCE - 1;
 /// Bytes per position that [`tier_distances`] holds beside the scores (2¼, rounded up).
 pub const DISTANCE_BYTES_PER_POSITION: u64 = 3;
 
+mod windows;
+pub use windows::{check_distances_sliced_windowed, check_distances_windowed, DistanceSource};
+
 /// Positions per parallel work item of the first sweep and of the rounds.
 const CHUNK: usize = 1 << 14;
 
@@ -99,6 +102,14 @@ pub enum DistanceError {
     /// The scores of a lower tier could not be read ([`check_distances_sliced`]).
     #[error("tier {tier}: the lower tiers cannot be read: {error}")]
     Lower {
+        /// The tier checked.
+        tier: u8,
+        /// What the reader said.
+        error: String,
+    },
+    /// The stored distances could not be read ([`DistanceSource`]).
+    #[error("tier {tier}: the distances cannot be read: {error}")]
+    Read {
         /// The tier checked.
         tier: u8,
         /// What the reader said.
@@ -384,6 +395,21 @@ pub fn check_distances_sliced(
             positions: index.size(),
         });
     }
+    let keeps = keeping_captures(rules, n, scores, source, slice_bytes)?;
+    check_with(rules, n, scores, Captures::Marked(&keeps), dist)
+}
+
+/// One bit per position of tier `n`, set where the position's score is nonzero and some
+/// capture keeps it, from the lower tiers read in slices of at most `slice_bytes` scores from
+/// `source`: one sweep over the tier per slice.
+fn keeping_captures(
+    rules: &Rules,
+    n: u8,
+    scores: &[i8],
+    source: &dyn ScoreSource,
+    slice_bytes: u64,
+) -> Result<Vec<AtomicU64>, DistanceError> {
+    let index = TierIndex::new(n, IndexKind::Reachable);
     let slices = cut_slices(rules.capture_window(n), slice_bytes, SLICE_ALIGN);
     let largest = slices.iter().map(Slice::len).max().unwrap_or(0) as usize;
     let mut buf = vec_of(largest, |_| 0i8);
@@ -427,13 +453,12 @@ pub fn check_distances_sliced(
             },
         );
     }
-    drop(buf);
-    check_with(rules, n, scores, Captures::Marked(&keeps), dist)
+    Ok(keeps)
 }
 
 /// Where [`expected_distance`] learns whether a capture keeps a position's score.
 #[derive(Clone, Copy)]
-enum Captures<'a> {
+pub(crate) enum Captures<'a> {
     /// From the lower tiers held whole.
     Lower(&'a LowerTiers),
     /// From a bit per position, set where some capture keeps the score.
@@ -459,6 +484,12 @@ fn check_with(
             });
         }
     }
+    let eq = Equations {
+        rules,
+        index: &index,
+        scores,
+        captures,
+    };
     let first = dist
         .par_chunks(CHUNK)
         .enumerate()
@@ -468,20 +499,10 @@ fn check_with(
             for (k, p) in cursor.enumerate() {
                 let i = start + k;
                 let s = scores[i];
-                let expected = expected_distance(rules, &index, scores, captures, dist, i, &p, s);
+                let expected = expected_distance(&eq, dist, i, &p, s);
                 let stored = part[k];
-                let agrees = match expected {
-                    None => s == 0 && stored == NO_DISTANCE,
-                    Some(e) => s != 0 && u16::from(stored) == e && stored != NO_DISTANCE,
-                };
-                if !agrees {
-                    return Some(DistanceError::Wrong {
-                        tier: n,
-                        index: i as u64,
-                        score: s,
-                        stored,
-                        expected,
-                    });
+                if let Some(e) = verdict(n, i as u64, s, stored, expected) {
+                    return Some(e);
                 }
             }
             None
@@ -489,15 +510,142 @@ fn check_with(
     first.map_or(Ok(()), Err)
 }
 
+/// The error of position `i` (score `s`) whose distance `stored` is not `expected`, if it
+/// is not.
+#[inline]
+pub(crate) fn verdict(
+    n: u8,
+    i: u64,
+    s: i8,
+    stored: u8,
+    expected: Option<u16>,
+) -> Option<DistanceError> {
+    let agrees = match expected {
+        None => s == 0 && stored == NO_DISTANCE,
+        Some(e) => s != 0 && u16::from(stored) == e && stored != NO_DISTANCE,
+    };
+    (!agrees).then_some(DistanceError::Wrong {
+        tier: n,
+        index: i,
+        score: s,
+        stored,
+        expected,
+    })
+}
+
+/// What a check of distances knows beside them: the tier's scores and where captures keep a
+/// score.
+#[derive(Clone, Copy)]
+pub(crate) struct Equations<'a> {
+    pub rules: &'a Rules,
+    pub index: &'a TierIndex,
+    pub scores: &'a [i8],
+    pub captures: Captures<'a>,
+}
+
+/// What a position's keeping moves give, among those looked at: the least (favoured) or
+/// greatest (disfavoured) step, whether it has a legal move, and whether a keeping child had
+/// no distance.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Steps {
+    pub best: Option<u16>,
+    pub any: bool,
+    pub broken: bool,
+}
+
+impl Equations<'_> {
+    /// The steps of `p` (index `i`, nonzero score `s`): its exits when `exits` (a capture or
+    /// an end worth `s`, step 0), and its keeping moves that stay in the tier whose child's
+    /// distance `child` gives (by the child's index; `None`: not looked at now, skipped).
+    #[inline]
+    pub(crate) fn steps(
+        &self,
+        i: usize,
+        p: &Position,
+        s: i8,
+        exits: bool,
+        child: impl Fn(usize) -> Option<u8>,
+    ) -> Steps {
+        let mut best: Option<u16> = match self.captures {
+            Captures::Marked(bits)
+                if exits && bits[i / 64].load(Ordering::Relaxed) >> (i % 64) & 1 != 0 =>
+            {
+                Some(0)
+            }
+            _ => None,
+        };
+        let mut broken = false;
+        let any = p.for_each_move(self.rules, |m| {
+            let step = match m.outcome {
+                Outcome::Continue {
+                    child: c,
+                    captured: 0,
+                } => {
+                    let c = self.index.rank_unchecked(&c) as usize;
+                    if -self.scores[c] != s {
+                        return;
+                    }
+                    match child(c) {
+                        None => return,
+                        Some(NO_DISTANCE) => {
+                            broken = true;
+                            return;
+                        }
+                        Some(d) => u16::from(d),
+                    }
+                }
+                Outcome::Continue { child, captured } => match self.captures {
+                    Captures::Lower(lower)
+                        if exits && captured as i8 - *lower.entry_of_child(&child) == s =>
+                    {
+                        0
+                    }
+                    // Marked captures are counted once, above.
+                    _ => return,
+                },
+                Outcome::End { score } => {
+                    if !exits || score != s {
+                        return;
+                    }
+                    0
+                }
+            };
+            best = Some(merge(best, step, s));
+        });
+        Steps { best, any, broken }
+    }
+}
+
+/// `best` with `step` taken in, for a position of score `s`: the least for a favoured one,
+/// the greatest for a disfavoured one.
+#[inline]
+pub(crate) fn merge(best: Option<u16>, step: u16, s: i8) -> u16 {
+    match best {
+        None => step,
+        Some(b) if s > 0 => b.min(step),
+        Some(b) => b.max(step),
+    }
+}
+
+/// The distance its steps give a position of nonzero score `s`: 0 without a move; none when
+/// a disfavoured position's keeping child has none (or nothing keeps the score); otherwise
+/// one more than the best step.
+#[inline]
+pub(crate) fn expected_of(steps: Steps, s: i8) -> Option<u16> {
+    if !steps.any {
+        return Some(0);
+    }
+    if steps.broken && s < 0 {
+        return None;
+    }
+    steps.best.map(|b| b + 1)
+}
+
 /// The distance of `p` (index `i`, score `s`) by its moves and its children's stored
 /// distances: `None` for a score of 0, or when a child keeping a nonzero score has no
 /// distance stored.
-#[allow(clippy::too_many_arguments)]
 fn expected_distance(
-    rules: &Rules,
-    index: &TierIndex,
-    scores: &[i8],
-    captures: Captures<'_>,
+    eq: &Equations<'_>,
     dist: &[u8],
     i: usize,
     p: &Position,
@@ -506,53 +654,7 @@ fn expected_distance(
     if s == 0 {
         return None;
     }
-    let mut best: Option<u16> = match captures {
-        Captures::Marked(bits) if bits[i / 64].load(Ordering::Relaxed) >> (i % 64) & 1 != 0 => {
-            Some(0)
-        }
-        _ => None,
-    };
-    let mut broken = false;
-    let any = p.for_each_move(rules, |m| {
-        let step = match m.outcome {
-            Outcome::Continue { child, captured: 0 } => {
-                let c = index.rank_unchecked(&child) as usize;
-                if -scores[c] != s {
-                    return;
-                }
-                match dist[c] {
-                    NO_DISTANCE => {
-                        broken = true;
-                        return;
-                    }
-                    d => u16::from(d),
-                }
-            }
-            Outcome::Continue { child, captured } => match captures {
-                Captures::Lower(lower) if captured as i8 - *lower.entry_of_child(&child) == s => 0,
-                // Marked captures are counted once, above.
-                _ => return,
-            },
-            Outcome::End { score } => {
-                if score != s {
-                    return;
-                }
-                0
-            }
-        };
-        best = Some(match best {
-            None => step,
-            Some(b) if s > 0 => b.min(step),
-            Some(b) => b.max(step),
-        });
-    });
-    if !any {
-        return Some(0);
-    }
-    if broken && s < 0 {
-        return None;
-    }
-    best.map(|b| b + 1)
+    expected_of(eq.steps(i, p, s, true, |c| Some(dist[c])), s)
 }
 
 /// What the first sweep learns of a position's moves.
