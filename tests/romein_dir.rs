@@ -97,6 +97,7 @@ fn deep_options(dir: &Path, max: u8, slice_bytes: Option<u64>) -> VerifyOptions 
         tiers: 0..=max,
         memory_limit: None,
         slice_bytes,
+        distance_window: None,
         again: true,
         exchange_batch: None,
         cancel: oware_solver::Cancel::new(),

@@ -173,16 +173,19 @@ fn distances_kept_out_of_core_are_those_of_an_unlimited_run() {
             .stdout,
     );
     assert!(json.contains("\"runs\": 4"), "{json}");
+    // verify --deep proves them under the same limit, reading them in windows.
     let out = oware()
         .args(["verify", "--deep", "--dir", limited.to_str().unwrap()])
+        .env("OWARE_MEMORY_LIMIT", limit.to_string())
         .output()
         .unwrap();
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
-    assert!(
-        stdout.contains("tier 16  OK      distances: each follows from its moves"),
-        "{stdout}"
-    );
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("tier 16  OK      distances: each follows from its moves"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(line.contains("windows)"), "{line}");
     // Every tier from 2^16 positions up in windows of 2^16.
     let forced = tmp.path().join("forced");
     let out = generate(&forced, "13", &[("OWARE_DISTANCE_WINDOW", "65536".into())]);
@@ -196,6 +199,18 @@ fn distances_kept_out_of_core_are_those_of_an_unlimited_run() {
         "forced windows: distances differ"
     );
     assert_eq!(leftovers(&forced), Vec::<String>::new());
+    // And verify --deep reads them in windows as well, whatever the memory.
+    let out = oware()
+        .args(["verify", "--deep", "--dir", forced.to_str().unwrap()])
+        .env("OWARE_DISTANCE_WINDOW", "65536")
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.contains("tier 13  OK      distances: each follows from its moves (longest 102 plies; read in 38 windows)"),
+        "{stdout}"
+    );
     for bad in ["0", "x"] {
         let out = generate(&forced, "13", &[("OWARE_DISTANCE_WINDOW", bad.into())]);
         assert!(!out.status.success());

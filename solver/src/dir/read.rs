@@ -55,6 +55,32 @@ pub fn read_distances(table: &Table, scores: &[i8]) -> Result<Vec<u8>, Error> {
         )));
     }
     let mut out = vec![0u8; scores.len()];
+    read_distances_range(table, scores, 0, &mut out)?;
+    Ok(out)
+}
+
+/// [`read_distances`] of the entries `first..first + out.len()` only (whole blocks, or up to
+/// the table's end), into `out`, given the scores of every entry of the tier.
+///
+/// # Errors
+/// As [`read_distances`]; [`Error::InvalidState`] when the range is not within `scores`.
+pub fn read_distances_range(
+    table: &Table,
+    scores: &[i8],
+    first: u64,
+    out: &mut [u8],
+) -> Result<(), Error> {
+    let scores = usize::try_from(first)
+        .ok()
+        .and_then(|f| scores.get(f..f.checked_add(out.len())?))
+        .ok_or_else(|| {
+            Error::InvalidState(format!(
+                "{}: distances {first}.. (+{}) outside the {} scores given",
+                table.path().display(),
+                out.len(),
+                scores.len()
+            ))
+        })?;
     let step = u64::from(table.block_entries()).max(1) * TASK_BLOCKS as u64;
     let group = (GROUP_ENTRIES / step).max(1) * step;
     for (g, (part, context)) in out
@@ -62,7 +88,7 @@ pub fn read_distances(table: &Table, scores: &[i8]) -> Result<Vec<u8>, Error> {
         .zip(scores.chunks(group as usize))
         .enumerate()
     {
-        let at = g as u64 * group;
+        let at = first + g as u64 * group;
         let len = part.len() as u64;
         let r = part
             .par_chunks_mut(step as usize)
@@ -74,7 +100,7 @@ pub fn read_distances(table: &Table, scores: &[i8]) -> Result<Vec<u8>, Error> {
         table.release_entries(at, len);
         r?;
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Bytes of a Romein-Bal file read by one task of [`read_romein_parallel`].

@@ -135,8 +135,13 @@ fn verdict_json(v: &TierVerdict) -> Value {
 /// The line of a distance table's verdict.
 fn distance_line(v: &DistanceVerdict) -> String {
     match v {
-        DistanceVerdict::Proved { tier, max } => format!(
-            "tier {tier:2}  OK      distances: each follows from its moves (longest {max} plies)"
+        DistanceVerdict::Proved { tier, max, windows } => format!(
+            "tier {tier:2}  OK      distances: each follows from its moves (longest {max} plies{})",
+            if *windows > 1 {
+                format!("; read in {windows} windows")
+            } else {
+                String::new()
+            }
         ),
         DistanceVerdict::Failed { tier, error } => {
             format!("tier {tier:2}  FAILED  distances: {error}")
@@ -150,8 +155,8 @@ fn distance_line(v: &DistanceVerdict) -> String {
 /// The JSON of a distance table's verdict.
 fn distance_json(v: &DistanceVerdict) -> Value {
     match v {
-        DistanceVerdict::Proved { tier, max } => {
-            json!({ "tier": tier, "status": "ok", "max": max })
+        DistanceVerdict::Proved { tier, max, windows } => {
+            json!({ "tier": tier, "status": "ok", "max": max, "windows": windows })
         }
         DistanceVerdict::Failed { tier, error } => {
             json!({ "tier": tier, "status": "failed", "reason": error })
@@ -311,6 +316,7 @@ pub(super) fn verify_deep(
         tiers: range.clone(),
         memory_limit: crate::commands::env::memory_limit()?,
         slice_bytes: crate::commands::generate::slice_bytes_from_env()?,
+        distance_window: crate::commands::generate::distance_window_from_env()?,
         again,
         exchange_batch: crate::commands::generate::exchange_batch_from_env()?,
         cancel: crate::signals::cancel().clone(),

@@ -2,6 +2,8 @@
 //! and re-proves a tier with them: the one part of the driver that differs between one
 //! process and several ranks.
 
+use std::ops::Range;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Instant;
 
 use oware_db::index::{IndexKind, TierIndex};
@@ -9,7 +11,10 @@ use oware_db::table::Table;
 use oware_db::Position;
 
 use super::{agree_db, DistanceVerdict, VerifyError, VerifyObserver, VerifyOptions};
-use crate::distance::{check_distances, check_distances_sliced, NO_DISTANCE};
+use crate::distance::{
+    check_distances, check_distances_sliced, check_distances_sliced_windowed,
+    check_distances_windowed, DistanceError, DistanceSource, NO_DISTANCE,
+};
 use crate::distributed::{verify_tier_local, Comm, LocalScores, LowerShare, PartitionConfig};
 use crate::job::ranks::tier_batch;
 use crate::lower::slice::{ScoreSource, TableSource};
@@ -18,6 +23,7 @@ use crate::memory::{
     available_memory, exchange_memory, human_bytes, least_slice, plan_verify, verify_memory,
     window_bytes, ExitPlan, PROCESS_BYTES,
 };
+use crate::solve::WINDOW_ALIGN;
 use crate::verify::{
     mismatch_with, verify_tier_in_place, VerifyLower, VerifyPhases, VerifyReport, LISTED,
 };
@@ -410,54 +416,90 @@ impl Held {
         let resident = plans[usize::from(n - a)] == ExitPlan::Resident;
         let positions = scores.len() as u64;
         let rules = common.opts.rules;
-        // The scores and the distances, and, with slices, a bit per position and the least
-        // slice.
-        let needed = if resident {
-            2 * positions + lower.bytes() + PROCESS_BYTES
+        // Beside the scores (held), the distances: with slices, a bit per position and the
+        // least slice.
+        let beside = if resident {
+            positions + lower.bytes() + PROCESS_BYTES
         } else {
-            2 * positions
+            positions
                 + positions.div_ceil(64) * 8
                 + lower.bytes()
                 + PROCESS_BYTES
                 + least_slice(window_bytes(&rules, n))
         };
-        if needed > common.available {
-            return skipped(&format!(
-                "they need {} of memory, {} are available",
-                human_bytes(needed),
-                human_bytes(common.available)
-            ));
-        }
-        // The largest slice the memory leaves, or the one asked for.
-        let slice_bytes = (common.available - needed + least_slice(window_bytes(&rules, n)))
-            .min(common.opts.slice_bytes.unwrap_or(u64::MAX))
-            .max(1);
-        let bytes = match crate::dir::read::read_distances(table, scores) {
-            Ok(b) => b,
-            Err(e) => {
-                return DistanceVerdict::Failed {
-                    tier: n,
-                    error: e.to_string(),
-                }
+        let forced = common
+            .opts
+            .distance_window
+            .map(|w| (w / WINDOW_ALIGN * WINDOW_ALIGN).max(WINDOW_ALIGN));
+        // Whole, or in windows: three of them (the positions', their folded steps, the
+        // children's).
+        let whole = beside + positions <= common.available && forced.is_none_or(|w| w >= positions);
+        let room = common.available.saturating_sub(beside);
+        let window = if whole {
+            positions
+        } else {
+            let w = (room / 3 / WINDOW_ALIGN * WINDOW_ALIGN).min(forced.unwrap_or(u64::MAX));
+            if w == 0 {
+                return skipped(&format!(
+                    "they need {} of memory, or {} read in windows; {} are available",
+                    human_bytes(beside + positions),
+                    human_bytes(beside + 3 * WINDOW_ALIGN),
+                    human_bytes(common.available)
+                ));
             }
+            w
+        };
+        let in_use = beside + if whole { positions } else { 3 * window };
+        // The largest slice the memory leaves, or the one asked for.
+        let slice_bytes = (common.available.saturating_sub(in_use)
+            + least_slice(window_bytes(&rules, n)))
+        .min(common.opts.slice_bytes.unwrap_or(u64::MAX))
+        .max(1);
+        let windows = positions.div_ceil(window.max(1));
+        let source = TableDistances {
+            table,
+            scores,
+            max: AtomicU8::new(0),
+        };
+        let checked = if whole {
+            let bytes = match crate::dir::read::read_distances(table, scores) {
+                Ok(b) => b,
+                Err(e) => {
+                    return DistanceVerdict::Failed {
+                        tier: n,
+                        error: e.to_string(),
+                    }
+                }
+            };
+            table.release_pages();
+            let dist = bytes.as_slice();
+            source.saw(dist);
+            if resident {
+                lower.pad(n);
+                check_distances(&rules, n, scores, lower, dist)
+            } else {
+                check_distances_sliced(&rules, n, scores, &common.source, slice_bytes, dist)
+            }
+        } else if resident {
+            lower.pad(n);
+            check_distances_windowed(&rules, n, scores, lower, &source, window)
+        } else {
+            check_distances_sliced_windowed(
+                &rules,
+                n,
+                scores,
+                &common.source,
+                slice_bytes,
+                &source,
+                window,
+            )
         };
         table.release_pages();
-        let dist = bytes.as_slice();
-        let checked = if resident {
-            lower.pad(n);
-            check_distances(&rules, n, scores, lower, dist)
-        } else {
-            check_distances_sliced(&rules, n, scores, &common.source, slice_bytes, dist)
-        };
         match checked {
             Ok(()) => DistanceVerdict::Proved {
                 tier: n,
-                max: dist
-                    .iter()
-                    .copied()
-                    .filter(|&d| d != NO_DISTANCE)
-                    .max()
-                    .unwrap_or(0),
+                max: source.max.into_inner(),
+                windows,
             },
             Err(e) => DistanceVerdict::Failed {
                 tier: n,
@@ -478,5 +520,37 @@ impl Held {
                 Ok(share.insert(n, LocalScores { start, scores })?)
             }
         }
+    }
+}
+
+/// The distances of a distance table read by windows ([`DistanceSource`]), given the tier's
+/// scores; the pages of each window leave the resident set once decoded. Keeps the longest
+/// distance read.
+struct TableDistances<'a> {
+    table: &'a Table,
+    scores: &'a [i8],
+    max: AtomicU8,
+}
+
+impl TableDistances<'_> {
+    /// Takes the longest of `dist` into the longest read.
+    fn saw(&self, dist: &[u8]) {
+        let m = dist.iter().copied().filter(|&d| d != NO_DISTANCE).max();
+        self.max.fetch_max(m.unwrap_or(0), Ordering::Relaxed);
+    }
+}
+
+impl DistanceSource for TableDistances<'_> {
+    fn read(&self, range: Range<u64>, out: &mut Vec<u8>) -> Result<(), DistanceError> {
+        out.clear();
+        out.resize((range.end - range.start) as usize, 0);
+        crate::dir::read::read_distances_range(self.table, self.scores, range.start, out).map_err(
+            |e| DistanceError::Read {
+                tier: self.table.tier(),
+                error: e.to_string(),
+            },
+        )?;
+        self.saw(out);
+        Ok(())
     }
 }

@@ -133,6 +133,10 @@ pub struct VerifyOptions {
     /// Read the lower tiers of every tier in slices of at most that many bytes, whatever the
     /// memory (tests, measurements); `None`: slices only when the window does not fit.
     pub slice_bytes: Option<u64>,
+    /// Read every tier's distances in windows of at most this many positions (rounded down
+    /// to a multiple of [`WINDOW_ALIGN`](crate::WINDOW_ALIGN)), whatever the memory (tests,
+    /// measurements); `None`: in windows only where they do not fit beside the scores.
+    pub distance_window: Option<u64>,
     /// Re-prove the tiers of the range that the manifest records as verified, too.
     pub again: bool,
     /// Over several ranks ([`verify_deep`](crate::verify_deep)), the most look-ups or updates a rank sends
@@ -229,6 +233,9 @@ pub enum DistanceVerdict {
         tier: u8,
         /// The longest distance.
         max: u8,
+        /// Windows of the tier the distances were read in: 1 when held whole
+        /// ([`check_distances_windowed`](crate::check_distances_windowed)).
+        windows: u64,
     },
     /// A distance does not follow, or the table cannot be read.
     Failed {
