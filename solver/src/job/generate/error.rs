@@ -26,6 +26,29 @@ pub enum GenerateError {
         /// The rules asked for.
         asked: Rules,
     },
+    /// The directory's rules (those of its manifest, or without one those of its lowest
+    /// table) are those asked for, but some of its tables were built under other rules:
+    /// stray files, named, which a generation would neither keep nor overwrite silently.
+    #[error(
+        "{} holds tables under `{rules}` (the rules of its {}), but {}; move {} out of {} or \
+         remove {}, or generate into another directory",
+        dir.display(),
+        if *manifest { "manifest" } else { "lowest table" },
+        stray_list(files),
+        if files.len() == 1 { "it" } else { "them" },
+        dir.display(),
+        if files.len() == 1 { "it" } else { "them" }
+    )]
+    StrayTables {
+        /// The directory.
+        dir: PathBuf,
+        /// The directory's rules, those asked for.
+        rules: Rules,
+        /// Whether the directory's rules are its manifest's (else its lowest table's).
+        manifest: bool,
+        /// The tables built under other rules, with their rules.
+        files: Vec<(PathBuf, Rules)>,
+    },
     /// A tier needs more memory than the machine has available: on one process, its cells,
     /// frontier and far exits, or its cells and far exits beside the smallest slice of its lower tiers while its
     /// exits are computed, whichever is larger ([`plan_tier`](crate::memory::plan_tier)).
@@ -120,4 +143,14 @@ impl From<SolveError> for GenerateError {
             }
         }
     }
+}
+
+/// The stray tables of [`GenerateError::StrayTables`] in words: `d/tier-09.owt is built
+/// under `awari``, several joined with commas.
+fn stray_list(files: &[(PathBuf, Rules)]) -> String {
+    files
+        .iter()
+        .map(|(path, rules)| format!("{} is built under `{rules}`", path.display()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

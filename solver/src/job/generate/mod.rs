@@ -253,7 +253,10 @@ fn tier_is_complete(dir: &Path, manifest: &Manifest, rules: &Rules, tier: u8) ->
         && distances_good
 }
 
-/// Refuses a directory whose manifest or tables were built under other rules.
+/// Refuses a directory whose manifest or tables were built under other rules: other rules
+/// than the directory's (its manifest's, else its lowest table's) are a mismatch naming the
+/// directory's, and tables of other rules in a directory of the rules asked for are named,
+/// each file with its rules, so that every refusal points the same way.
 fn check_rules(
     dir: &Path,
     manifest: Option<&Manifest>,
@@ -269,17 +272,33 @@ fn check_rules(
             return Err(mismatch(m.rules));
         }
     }
+    let mut files = Vec::new();
+    let mut lowest = true;
     for tier in 0..=oware_db::MAX_SEEDS {
         let path = table_path(dir, tier);
         if path.exists() {
             if let Ok(table) = Table::open(&path) {
                 if table.rules() != *rules {
-                    return Err(mismatch(table.rules()));
+                    // Without a manifest, the lowest table's rules are the directory's, as
+                    // every reader takes them: other rules asked for are a mismatch.
+                    if manifest.is_none() && lowest {
+                        return Err(mismatch(table.rules()));
+                    }
+                    files.push((path, table.rules()));
                 }
+                lowest = false;
             }
         }
     }
-    Ok(())
+    if files.is_empty() {
+        return Ok(());
+    }
+    Err(GenerateError::StrayTables {
+        dir: dir.to_path_buf(),
+        rules: *rules,
+        manifest: manifest.is_some(),
+        files,
+    })
 }
 
 /// Solves tiers `0..=opts.max_seeds` into `opts.dir` over the ranks of `comm`, skipping the
