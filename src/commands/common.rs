@@ -196,7 +196,11 @@ pub fn open_tablebase(
 /// The command that makes tier `n` (under `rules`) for the tables in the directory named
 /// `dir`: `oware generate` into it, or, for Romein and Bal's `scores.N` files (`romein`),
 /// `oware generate` into a directory of tables then `oware export` of the tier into it.
+/// Every argument is quoted for a POSIX shell ([`shell_word`]), so that the command can be
+/// pasted whatever the directory's name.
 pub fn tier_command(dir: &str, rules: &Rules, n: u8, romein: bool) -> String {
+    let rules = rules.to_string();
+    let (dir, rules) = (shell_word(dir), shell_word(&rules));
     if romein {
         format!(
             "oware generate --dir TABLES --rules {rules} --max-seeds {n} && oware export \
@@ -205,6 +209,24 @@ pub fn tier_command(dir: &str, rules: &Rules, n: u8, romein: bool) -> String {
     } else {
         format!("oware generate --dir {dir} --rules {rules} --max-seeds {n}")
     }
+}
+
+/// `word` as one word of a POSIX shell command line, for the commands that messages suggest:
+/// as it is where it holds only characters no shell treats specially (letters, digits and
+/// `%+,-./:=@_`), else in single quotes, each `'` in it written `'\''`. So `tables` stays
+/// `tables`, `my tables` becomes `'my tables'` and `x; touch y #` becomes `'x; touch y #'`:
+/// pasted, the command gets the word back, and nothing in it runs.
+pub fn shell_word(word: &str) -> std::borrow::Cow<'_, str> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "%+,-./:=@_".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        return std::borrow::Cow::Borrowed(word);
+    }
+    std::borrow::Cow::Owned(format!("'{}'", word.replace('\'', r"'\''")))
+}
+
+/// A path as one word of a suggested shell command ([`shell_word`] of its text).
+pub fn shell_path(path: &Path) -> String {
+    shell_word(&path.display().to_string()).into_owned()
 }
 
 /// Refuses an input directory `dir` that does not exist or is not a directory, with the
@@ -343,10 +365,11 @@ pub fn error_message(e: &anyhow::Error) -> String {
 pub fn generate_error(e: oware_solver::GenerateError, dir: &std::path::Path) -> anyhow::Error {
     match e {
         oware_solver::GenerateError::Locked(e) => e.into(),
-        oware_solver::GenerateError::RulesMismatch { found, .. } => {
-            anyhow::anyhow!("{e}; use another directory or --rules {found}")
-                .context(format!("generating into {}", dir.display()))
-        }
+        oware_solver::GenerateError::RulesMismatch { found, .. } => anyhow::anyhow!(
+            "{e}; use another directory or --rules {}",
+            shell_word(&found.to_string())
+        )
+        .context(format!("generating into {}", dir.display())),
         e => anyhow::Error::new(e).context(format!("generating into {}", dir.display())),
     }
 }
@@ -409,6 +432,21 @@ mod tests {
         assert!(check_captured(&p, c(10, 10)).is_ok());
         assert!(check_captured(&p, c(10, 12)).is_err());
         assert!(check_captured(&p, c(30, 30)).is_err());
+    }
+
+    #[test]
+    fn suggested_words_are_quoted_for_a_shell() {
+        assert_eq!(shell_word("tables"), "tables");
+        assert_eq!(shell_word("/a/b-c_d.e"), "/a/b-c_d.e");
+        assert_eq!(shell_word("abapa+capture=1,2"), "abapa+capture=1,2");
+        assert_eq!(shell_word(""), "''");
+        assert_eq!(shell_word("my tables"), "'my tables'");
+        assert_eq!(shell_word("x; touch PWNED #"), "'x; touch PWNED #'");
+        assert_eq!(shell_word("it's"), r"'it'\''s'");
+        assert_eq!(shell_word("$(id)"), "'$(id)'");
+        assert_eq!(shell_word("~"), "'~'");
+        let c = tier_command("a b", &Rules::AWARI, 13, false);
+        assert_eq!(c, "oware generate --dir 'a b' --rules awari --max-seeds 13");
     }
 
     #[test]

@@ -13,7 +13,7 @@ use oware_db::table::Table;
 use oware_db::{Rules, MAX_SEEDS};
 use oware_solver::{GenerateOptions, TierReport};
 
-use super::common::parse_threads;
+use super::common::{parse_threads, shell_path, shell_word};
 use super::progress::{solve_phase, Bars};
 use super::ranks::run_on_ranks;
 
@@ -164,14 +164,14 @@ pub(crate) fn resolve_compression(
     });
     match (found, asked) {
         (Some((path, f)), Some(a)) if f != a => {
-            let other = format!("{}-{a}", dir.display());
+            let other = shell_word(&format!("{}-{a}", dir.display())).into_owned();
             bail!(
                 "--compression {a}: {} holds {f} tables ({}); write into another directory, \
                  or rewrite them into one with `oware recompress --dir {} --out {other} \
                  --compression {a}` and write there (`{flag} {other}`)",
                 dir.display(),
                 path.display(),
-                dir.display()
+                shell_path(dir)
             )
         }
         (Some((_, f)), None) => Ok(f),

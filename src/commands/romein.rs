@@ -434,7 +434,7 @@ fn import(args: &ImportArgs, tiers: &[u8]) -> anyhow::Result<ExitCode> {
         "imported {} tiers{before} under rules {rules}; `oware verify --deep --dir {}` \
          re-proves them",
         tiers.len(),
-        args.dir.display()
+        super::common::shell_path(&args.dir)
     )?;
     Ok(ExitCode::SUCCESS)
 }

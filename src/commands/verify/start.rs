@@ -21,6 +21,7 @@ use serde_json::json;
 
 use super::deep::{verify_deep, verify_phase};
 use super::{resolve_rules, tier_ranges, Args};
+use crate::commands::common::{shell_path, shell_word};
 use crate::commands::progress::{solve_phase, Bars};
 
 /// Bits per position assumed for tables when no large table is present to measure: on the
@@ -72,8 +73,9 @@ fn report_missing(
     let available = crate::commands::env::available_memory()?;
     let k = args.seeds_per_house;
     let command = format!(
-        "oware verify --start --seeds-per-house {k} --generate --dir {} --rules {rules}",
-        args.dir.display()
+        "oware verify --start --seeds-per-house {k} --generate --dir {} --rules {}",
+        shell_path(&args.dir),
+        shell_word(&rules.to_string())
     );
     if args.json {
         let v = json!({
