@@ -251,7 +251,8 @@ impl Manifest {
     }
 
     /// Writes `dir/manifest.json` atomically: `manifest.json.tmp`, fsync, rename, fsync of
-    /// the directory.
+    /// the directory. A write that fails (a full disk) removes its `manifest.json.tmp` and
+    /// leaves `manifest.json` as it was.
     ///
     /// # Errors
     /// [`Error::Io`].
@@ -262,14 +263,19 @@ impl Manifest {
             path: path.clone(),
             detail: e.to_string(),
         })?;
-        {
-            let mut f = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
-            f.write_all(text.as_bytes())
-                .and_then(|()| f.write_all(b"\n"))
-                .and_then(|()| f.sync_all())
-                .map_err(|e| Error::io(&tmp, e))?;
+        let written = File::create(&tmp)
+            .and_then(|mut f| {
+                f.write_all(text.as_bytes())
+                    .and_then(|()| f.write_all(b"\n"))
+                    .and_then(|()| f.sync_all())
+            })
+            .map_err(|e| Error::io(&tmp, e))
+            .and_then(|()| fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e)));
+        if let Err(e) = written {
+            // Nothing of a failed write stays behind (a missing file is no error here).
+            let _ = fs::remove_file(&tmp);
+            return Err(e);
         }
-        fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
         sync_dir(dir)
     }
 
