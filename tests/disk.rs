@@ -261,3 +261,58 @@ fn recompress_refused(disk: &std::path::Path) {
     );
     assert_eq!(leftovers(&d), Vec::<String>::new());
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn verify_deep_on_a_full_disk_verifies_and_leaves_no_temporary() {
+    on_small_disk(
+        "verify_deep_on_a_full_disk_verifies_and_leaves_no_temporary",
+        "2m",
+        verified_on_a_full_disk,
+    );
+}
+
+/// Deep-verifying tiers 0..=9 on a disk at `disk` filled but for two pages (the lock file
+/// takes one, the manifest's temporary one and fails on the next), then filled to the last
+/// byte (the lock file cannot be written): every tier is re-proved, the output says why
+/// nothing was recorded, and no `manifest.json.tmp` stays.
+#[cfg(target_os = "linux")]
+fn verified_on_a_full_disk(disk: &std::path::Path) {
+    use std::io::Write;
+    let d = disk.join("t");
+    let ds = d.to_str().unwrap();
+    ok(&["generate", "--quiet", "--dir", ds, "--max-seeds", "9"]);
+    let manifest = std::fs::read(d.join("manifest.json")).unwrap();
+    let mut filler = std::fs::File::create(disk.join("filler")).unwrap();
+    let fill = |filler: &mut std::fs::File| {
+        for chunk in [65536, 4096, 512, 1] {
+            while filler.write_all(&vec![0u8; chunk]).is_ok() {}
+        }
+    };
+    fill(&mut filler);
+    let len = filler.metadata().unwrap().len();
+    filler.set_len(len - 8192).unwrap();
+    for why in ["cannot update the manifest: ", "cannot lock "] {
+        let out = run(&["verify", "--deep", "--dir", ds]);
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+        for n in 0..=9 {
+            assert!(
+                stdout.contains(&format!("tier {n:2}  OK      deep: ")),
+                "tier {n}:\n{stdout}"
+            );
+        }
+        assert!(
+            stdout.contains(&format!("not recorded as verified in the manifest: {why}"))
+                && stdout.contains("No space left on device"),
+            "{stdout}"
+        );
+        assert!(
+            stdout.contains("deep verification of tiers 0..=9 OK"),
+            "{stdout}"
+        );
+        assert_eq!(leftovers(&d), Vec::<String>::new());
+        assert_eq!(std::fs::read(d.join("manifest.json")).unwrap(), manifest);
+        fill(&mut filler);
+    }
+}

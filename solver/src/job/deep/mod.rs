@@ -423,11 +423,16 @@ pub fn verify_deep(
     observer.checks_passed();
     // The Romein-Bal files of the directory get entries in a manifest beside them, where the
     // tiers re-proved are recorded (the files themselves are never written).
+    // Once the manifest cannot be written (a full disk), nothing more is recorded, and the
+    // tiers are verified all the same: why, for the report.
+    let mut unwritable: Option<String> = None;
     if let Some(lock) = &lock {
         if let Some(m) = romein_manifest(rules, &checked, manifest.as_ref()) {
             let _writing = lock.writing();
-            m.save(dir)?;
-            manifest = Some(m);
+            match m.save(dir) {
+                Ok(()) => manifest = Some(m),
+                Err(e) => unwritable = Some(cannot_write(&e)),
+            }
         }
     }
     // Rank 0's tables and checksums, and what the manifest records, tier by tier.
@@ -503,23 +508,29 @@ pub fn verify_deep(
                             if let Some((table, sum)) = distance_tables[n as usize].take() {
                                 observer.start(crate::Phase::Distances, size);
                                 let v = held.verify_distances(n, &scores, &table);
-                                if v.is_proved() && proven {
+                                if v.is_proved() && proven && unwritable.is_none() {
                                     if let Some(lock) = &lock {
-                                        record(lock, n, &sum, true)?;
+                                        if let Err(e) = record(lock, n, &sum, true) {
+                                            unwritable = Some(cannot_write(&e));
+                                        }
                                     }
                                 }
                                 observer.distances_done(&v);
                                 report.distances.push(v);
                             }
                         }
-                        if r.is_ok() && proven {
+                        if r.is_ok() && proven && unwritable.is_none() {
                             if let Some(lock) = &lock {
-                                if record(lock, n, &checksum, false)? {
-                                    report.recorded.push(n);
-                                } else if report.not_recorded.is_none() {
-                                    report.not_recorded = Some(format!(
-                                        "the manifest has no entry for tier {n} with its checksum"
-                                    ));
+                                match record(lock, n, &checksum, false) {
+                                    Ok(true) => report.recorded.push(n),
+                                    Ok(false) if report.not_recorded.is_none() => {
+                                        report.not_recorded = Some(format!(
+                                            "the manifest has no entry for tier {n} with its \
+                                             checksum"
+                                        ));
+                                    }
+                                    Ok(false) => {}
+                                    Err(e) => unwritable = Some(cannot_write(&e)),
                                 }
                             }
                         } else if r.is_ok() && report.not_recorded.is_none() {
@@ -565,8 +576,16 @@ pub fn verify_deep(
     if root && lock.is_none() && any_recorded {
         report.not_recorded = not_recorded.take();
     }
+    if let Some(why) = unwritable {
+        report.not_recorded = Some(why);
+    }
     report.seconds = t0.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// Why nothing more is recorded once writing the manifest failed with `e`.
+fn cannot_write(e: &dyn std::fmt::Display) -> String {
+    format!("cannot update the manifest: {e}")
 }
 
 /// `manifest` (or a new one) with an entry for every Romein-Bal file (`scores.N`, which
