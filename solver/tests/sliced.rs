@@ -156,7 +156,7 @@ fn a_missing_lower_table_is_named() {
 /// lists, before they are all made.
 #[test]
 fn far_exit_lists_stop_at_their_room() {
-    use oware_solver::{solve_tier_tuned, AllocError};
+    use oware_solver::solve_tier_tuned;
     let rules = Rules::ABAPA;
     let n = 10;
     let reference = common::solve_all(&rules, n);
@@ -178,7 +178,7 @@ fn far_exit_lists_stop_at_their_room() {
         };
         solve_tier_tuned(&rules, n, &lower, &NoProgress, tuning)
             .map(|(s, st)| (s.to_vec(), st.far_exit_bytes))
-            .map_err(|e: AllocError| e.to_string())
+            .map_err(|e| e.to_string())
     };
     let sliced = |far_exit_room| {
         let tuning = Tuning {
