@@ -10,7 +10,7 @@
 
 mod arrays;
 mod comm;
-mod lookup;
+pub(crate) mod lookup;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod partition;
@@ -30,3 +30,6 @@ pub use solve::{
 };
 pub use verify::{verify_tier_local, LocalVerdict};
 pub use write::write_table_distributed;
+
+pub(crate) use arrays::agree_arrays;
+pub(crate) use comm::lowest_rank_where;

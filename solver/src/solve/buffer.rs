@@ -89,6 +89,27 @@ impl<T: Zeroable> AtomicBuf<T> {
     }
 }
 
+impl AtomicBuf<AtomicU8> {
+    /// The bytes, copied into a vector a piece at a time, each piece's pages released once
+    /// copied: at most one piece is held twice.
+    pub fn into_bytes(self) -> Vec<u8> {
+        const PIECE: usize = 1 << 21;
+        let mut out = Vec::with_capacity(self.len);
+        if let Some(map) = &self.map {
+            for at in (0..self.len).step_by(PIECE) {
+                let end = (at + PIECE).min(self.len);
+                out.extend_from_slice(&map[at..end]);
+                // SAFETY: the pages are only read again here, and never after: the buffer is
+                // consumed. A refused advice leaves them resident, harmlessly.
+                let _ = unsafe {
+                    map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, at, end - at)
+                };
+            }
+        }
+        out
+    }
+}
+
 impl<T: Zeroable> std::ops::Deref for AtomicBuf<T> {
     type Target = [T];
     fn deref(&self) -> &[T] {

@@ -68,8 +68,11 @@ use first_pass::{first_cells, fold_cells, Sweep};
 pub(crate) mod buffer;
 pub(crate) mod cell;
 pub(crate) mod first_pass;
+pub(crate) mod ranks;
 pub(crate) mod rounds;
 pub(crate) mod spill;
+
+pub(crate) use ranks::solve_tier_ranked;
 
 pub use spill::{Spill, SpilledDistances, WINDOW_ALIGN};
 
@@ -148,6 +151,22 @@ impl TierScores {
         unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<i8>(), bytes.len()) }
     }
 
+    /// The scores as an owned vector, the cells' pages released as they are copied (so the
+    /// peak is the scores and one piece of 2 MiB).
+    pub fn into_vec(self) -> Vec<i8> {
+        let bytes = self.cells.into_bytes();
+        let mut bytes = std::mem::ManuallyDrop::new(bytes);
+        // SAFETY: `u8` and `i8` have the same size and alignment; the vector's buffer is
+        // handed over whole (pointer, length, capacity) and the original never dropped.
+        unsafe {
+            Vec::from_raw_parts(
+                bytes.as_mut_ptr().cast::<i8>(),
+                bytes.len(),
+                bytes.capacity(),
+            )
+        }
+    }
+
     /// The scores as an owned vector (one copy).
     pub fn to_vec(&self) -> Vec<i8> {
         self.as_slice().to_vec()
@@ -204,9 +223,23 @@ struct Ctx<'a> {
     /// acted, so the scan that starts level `k` skips the granules without it.
     levels: &'a [AtomicU64],
     tuning: Tuning<'a>,
+    /// The first index of the tier the arrays hold: 0 in one process; over several ranks,
+    /// the first this rank owns (`ranks.rs`). The arrays are indexed from it.
+    start: u64,
+    /// Over several ranks, where the updates of other ranks' positions go (`ranks.rs`).
+    ranked: Option<&'a ranks::Outbox>,
 }
 
 impl Ctx<'_> {
+    /// Hands the updates `work` queued for other ranks to the outbox (nothing in one
+    /// process).
+    #[inline]
+    fn hand_over(&self, work: &mut Work) {
+        if let Some(outbox) = self.ranked {
+            outbox.take_in(&mut work.outbox);
+        }
+    }
+
     /// Puts `j` in the frontier (`low` or `high`) and flags its range dirty.
     ///
     /// Sequentially consistent, with the sweep's swap of the flag and read of the word: if
@@ -233,9 +266,11 @@ impl Ctx<'_> {
     #[inline]
     fn parents(&self, c: &Position, low: bool, out: &mut Vec<(u64, Position)>) {
         c.unmoves_reachable(self.rules, |p, _house| {
-            let j = self.index.rank_unchecked(&p);
-            prefetch(&self.cells[j as usize]);
-            out.push((j | u64::from(low) << CHILD_LOW, p));
+            let g = self.index.rank_unchecked(&p);
+            if let Some(cell) = self.cells.get(g.wrapping_sub(self.start) as usize) {
+                prefetch(cell);
+            }
+            out.push((g | u64::from(low) << CHILD_LOW, p));
         });
     }
 
@@ -249,11 +284,15 @@ impl Ctx<'_> {
     /// positions, applied after all their cells were prefetched.
     fn propagate(&self, k: i8, work: &mut Work) -> u64 {
         let Work {
-            stack, buf, budget, ..
+            stack,
+            buf,
+            budget,
+            outbox,
+            ..
         } = work;
         let mut taken = 0u64;
         while !stack.is_empty() {
-            if *budget == 0 {
+            if *budget == 0 || self.outbox_full() {
                 for &(j, _) in stack.iter() {
                     self.mark(j & !(1 << CHILD_LOW), j >> CHILD_LOW != 0);
                 }
@@ -272,8 +311,7 @@ impl Ctx<'_> {
                 *budget -= 1;
             }
             for &(update, p) in buf.iter() {
-                if let Some(low) = self.act_on(update, k) {
-                    let j = update & !(1 << CHILD_LOW);
+                if let Some((j, low)) = self.apply(update, k, outbox) {
                     self.push(stack, j, low, p);
                 }
             }
@@ -288,11 +326,11 @@ impl Ctx<'_> {
     /// propagated.
     #[inline]
     fn take(&self, k: i8, j: u64, low: bool, work: &mut Work) -> u64 {
-        if work.budget == 0 {
+        if work.budget == 0 || self.outbox_full() {
             self.mark(j, low);
             return 0;
         }
-        let p = work.unranker.unrank(j);
+        let p = work.unranker.unrank(self.start + j);
         self.push(&mut work.stack, j, low, p);
         if work.stack.len() >= START_BATCH {
             self.propagate(k, work)
@@ -317,6 +355,30 @@ impl Ctx<'_> {
     #[inline(always)]
     fn act_on(&self, update: u64, k: i8) -> Option<bool> {
         self.act(update & !(1 << CHILD_LOW), update >> CHILD_LOW != 0, k)
+    }
+
+    /// [`Ctx::act_on`] for an update whose parent may be another rank's: applied in place
+    /// when this rank holds it, returning its index in the arrays and whether it was decided
+    /// low; otherwise queued in `outbox` for its owner (`ranks.rs`).
+    #[inline(always)]
+    fn apply(&self, update: u64, k: i8, outbox: &mut ranks::Queued) -> Option<(u64, bool)> {
+        let g = update & !(1 << CHILD_LOW);
+        let j = g.wrapping_sub(self.start);
+        let child_low = update >> CHILD_LOW != 0;
+        if j >= self.cells.len() as u64 {
+            if let Some(ranked) = self.ranked {
+                ranked.send(outbox, g, child_low);
+            }
+            return None;
+        }
+        self.act(j, child_low, k).map(|low| (j, low))
+    }
+
+    /// Whether the updates queued for other ranks fill their room: the propagation then
+    /// leaves the rest to the frontier bits until they are exchanged. Never in one process.
+    #[inline(always)]
+    fn outbox_full(&self) -> bool {
+        self.ranked.is_some_and(ranks::Outbox::full)
     }
 
     /// Applies the decision of a child at level `k` (low or high) to parent `j`. Returns
@@ -728,6 +790,22 @@ fn solve_with(
     tuning: Tuning<'_>,
     init: impl FnOnce(&Ctx<'_>, &mut SolveStats) -> Result<Vec<FarExits>, SolveError>,
 ) -> Result<(TierScores, SolveStats), SolveError> {
+    let size = TierIndex::new(n, IndexKind::Reachable).size();
+    let place = ranks::Place::process(size);
+    solve_placed(rules, n, progress, tuning, &place, init).map(|(s, t, _)| (s, t))
+}
+
+/// [`solve_with`] where `place` says: the whole tier in this process, or one rank's share
+/// of it, the updates of other ranks' positions exchanged after each level's local part
+/// (`ranks.rs`). Returns what was exchanged too.
+fn solve_placed(
+    rules: &Rules,
+    n: u8,
+    progress: &dyn Progress,
+    tuning: Tuning<'_>,
+    place: &ranks::Place<'_>,
+    init: impl FnOnce(&Ctx<'_>, &mut SolveStats) -> Result<Vec<FarExits>, SolveError>,
+) -> Result<(TierScores, SolveStats, ranks::Exchanged), SolveError> {
     // A sweep must propagate at least one position, or it could end a level with work left.
     let tuning = Tuning {
         stack: tuning.stack.max(1),
@@ -735,14 +813,15 @@ fn solve_with(
         ..tuning
     };
     let index = TierIndex::new(n, IndexKind::Reachable);
-    let size = index.size() as usize;
+    let size = place.len;
+    let arrays = Arrays::new(n, size);
     let Arrays {
         cells,
         high,
         low,
         dirty,
         levels,
-    } = Arrays::new(n, size)?;
+    } = place.agree(arrays, n)?;
     let codes = Codes::new(n, tuning.exact_exits);
     let mut ctx = Ctx {
         rules,
@@ -756,7 +835,10 @@ fn solve_with(
         dirty: &dirty,
         levels: &levels,
         tuning,
+        start: place.start,
+        ranked: place.outbox(),
     };
+    let mut exchanged = ranks::Exchanged::default();
     let mut stats = SolveStats {
         positions: size as u64,
         exit_sweeps: 1,
@@ -775,7 +857,7 @@ fn solve_with(
 
     // Levels.
     progress.start(Phase::Propagate, size as u64);
-    if tuning.distances {
+    if tuning.distances && place.outbox().is_none() {
         let distances = match tuning.spill {
             Some(spill) if spill::windows(size as u64, &spill).len() > 1 => {
                 solve_in_windows(&ctx, progress, &mut stats, &spill)?
@@ -796,7 +878,7 @@ fn solve_with(
         finished.scores.distances = Some(distances);
         stats.endless = finished.endless;
         stats.finite = size as u64 - finished.endless;
-        return Ok((finished.scores, stats));
+        return Ok((finished.scores, stats, exchanged));
     }
     for k in (1..=ctx.n as i8).rev() {
         let t = Instant::now();
@@ -804,13 +886,11 @@ fn solve_with(
         progress.advance(taken);
         stats.scan_seconds += t.elapsed().as_secs_f64();
         let t = Instant::now();
-        loop {
-            let taken = sweep(&ctx, k);
-            stats.sweeps += 1;
-            progress.advance(taken);
-            if taken == 0 {
-                break;
-            }
+        stats.sweeps += sweeps(&ctx, k, progress);
+        // Over several ranks, the updates of other ranks' positions are exchanged until no
+        // rank has any left.
+        if let Some(ranked) = place.ranked() {
+            ranked.exchange_level(&ctx, k, progress, &mut exchanged, &mut stats.sweeps);
         }
         stats.sweep_seconds += t.elapsed().as_secs_f64();
     }
@@ -820,7 +900,20 @@ fn solve_with(
     stats.endless = scores.endless;
     stats.finite = size as u64 - scores.endless;
     let scores = scores.scores;
-    Ok((scores, stats))
+    Ok((scores, stats, exchanged))
+}
+
+/// Frontier sweeps at level `k` until one takes nothing: how many were made.
+fn sweeps(ctx: &Ctx<'_>, k: i8, progress: &dyn Progress) -> u64 {
+    let mut made = 0;
+    loop {
+        let taken = sweep(ctx, k);
+        made += 1;
+        progress.advance(taken);
+        if taken == 0 {
+            return made;
+        }
+    }
 }
 
 /// The levels decided in rounds (`rounds.rs`), keeping the distances plus one of the
@@ -910,7 +1003,9 @@ fn level_start(ctx: &Ctx<'_>, k: i8) -> u64 {
                 scan_chunk(ctx, k, c, chunk, |j, v| {
                     taken += ctx.take(k, j, v < 0, work)
                 });
-                taken + ctx.propagate(k, work)
+                taken += ctx.propagate(k, work);
+                ctx.hand_over(work);
+                taken
             },
         )
         .sum()
@@ -989,6 +1084,8 @@ struct Work {
     /// Positions the current task may still propagate (see [`Tuning::budget`]).
     budget: u64,
     unranker: Unranker,
+    /// Over several ranks, the updates for other ranks not yet handed to the outbox.
+    outbox: ranks::Queued,
 }
 
 impl Work {
@@ -998,6 +1095,7 @@ impl Work {
             buf: Vec::new(),
             budget: ctx.tuning.budget,
             unranker: ctx.index.unranker(),
+            outbox: ranks::Queued::new(ctx.ranked),
         }
     }
 }
@@ -1032,6 +1130,11 @@ fn sweep(ctx: &Ctx<'_>, k: i8) -> u64 {
                 let dirty = &ctx.dirty[c * (SWEEP_CHUNK / DIRTY)..];
                 const GRANULE: usize = DIRTY / 64;
                 for (g, (high, low)) in high.chunks(GRANULE).zip(low.chunks(GRANULE)).enumerate() {
+                    // Over several ranks, left for after the next exchange when the updates
+                    // for other ranks fill their room.
+                    if ctx.outbox_full() {
+                        break;
+                    }
                     // Marks made after this swap set the flag again, so they are swept next
                     // time.
                     if !dirty[g].swap(false, Ordering::SeqCst) {
@@ -1052,7 +1155,9 @@ fn sweep(ctx: &Ctx<'_>, k: i8) -> u64 {
                         }
                     }
                 }
-                taken + ctx.propagate(k, work)
+                taken += ctx.propagate(k, work);
+                ctx.hand_over(work);
+                taken
             },
         )
         .sum()

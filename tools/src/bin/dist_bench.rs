@@ -120,7 +120,7 @@ fn main() -> Result<(), Box<dyn Error>> {
                     s0.propagate_seconds,
                     s0.comm_seconds,
                     s0.lookup_comm_seconds,
-                    per(&|s| s.updates_local + s.updates_remote),
+                    per(&|s| s.updates_remote),
                     per(&|s| s.lookups_local + s.lookups_remote),
                     if same { "" } else { " DIFFERENT" }
                 );

@@ -1,0 +1,416 @@
+//! The solver over several ranks: each rank holds the positions of its range of the tier
+//! ([`Partition`]) in the arrays of the one-process solver, indexed from its first position,
+//! and runs the same levels, scans, work stacks and sweeps on them. An update whose parent
+//! this rank holds is applied in place, depth first, as in one process; one whose parent
+//! another rank holds is queued for it ([`Outbox`]). After each level's local part, the
+//! ranks exchange the queued updates all-to-all and apply what they receive, which may
+//! decide positions, propagated at once, and queue more: until no rank has an update
+//! queued or a position in its frontier (one reduction per exchange, the updates of a
+//! round all applied within it). One rank is one process: nothing is queued, and the
+//! exchange ends at once.
+//!
+//! The updates queued may fill their room ([`Outbox::full`]): the propagation then leaves
+//! the positions it has not taken to the frontier bits, and the sweeps stop, until the next
+//! exchange has sent them.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use oware_db::index::{IndexKind, TierIndex};
+use rayon::prelude::*;
+
+use super::cell::FarExits;
+use super::first_pass::first_cells;
+use super::{set_level_masks, sweeps, Ctx, FarRoom, Tuning, Work, CHUNK};
+use crate::distributed::lookup::{first_cells_shared, Layout, LookupStats};
+use crate::distributed::{
+    lowest_rank_where, Comm, LocalScores, Partition, PartitionConfig, PartitionStats, RankLower,
+};
+use crate::error::{AllocError, SolveError};
+use crate::progress::Progress;
+
+/// Updates a task queues for one rank before it hands them to the outbox.
+const QUEUED: usize = 1024;
+
+/// Received updates per parallel work item.
+const APPLY_CHUNK: usize = 1 << 12;
+
+/// Where a tier is solved: the whole of it in this process, or one rank's range.
+pub(crate) struct Place<'a> {
+    /// The first index the arrays hold.
+    pub start: u64,
+    /// Positions the arrays hold.
+    pub len: usize,
+    ranks: Option<Ranks<'a>>,
+}
+
+/// The ranks a tier is solved over, from one rank's side.
+pub(crate) struct Ranks<'a> {
+    comm: &'a dyn Comm,
+    outbox: Outbox,
+    /// The most updates sent to one rank in one exchange.
+    per_dest: usize,
+}
+
+impl<'a> Place<'a> {
+    /// The whole tier of `size` positions, in this process.
+    pub fn process(size: u64) -> Self {
+        Place {
+            start: 0,
+            len: size as usize,
+            ranks: None,
+        }
+    }
+
+    /// This rank's range of a tier of `size` positions over the ranks of `comm`, at most
+    /// `batch` updates sent per exchange and queued at once.
+    pub fn rank(comm: &'a dyn Comm, size: u64, batch: usize) -> Self {
+        let part = Partition::new(size, comm.size());
+        let range = part.range(comm.rank());
+        let batch = batch.max(1);
+        Place {
+            start: range.start,
+            len: (range.end - range.start) as usize,
+            ranks: Some(Ranks {
+                comm,
+                outbox: Outbox::new(part, batch as u64),
+                per_dest: (batch / comm.size()).max(1),
+            }),
+        }
+    }
+
+    /// Over several ranks, the outbox of the updates for other ranks.
+    pub fn outbox(&self) -> Option<&Outbox> {
+        self.ranks.as_ref().map(|r| &r.outbox)
+    }
+
+    /// Over several ranks, the ranks.
+    pub fn ranked(&self) -> Option<&Ranks<'a>> {
+        self.ranks.as_ref()
+    }
+
+    /// The arrays of tier `n` just allocated (or not) on this rank: over several ranks, every
+    /// rank fails if one did, naming it (a collective).
+    ///
+    /// # Errors
+    /// This rank's [`AllocError`], or one naming the rank that failed.
+    pub fn agree<T>(&self, arrays: Result<T, AllocError>, n: u8) -> Result<T, AllocError> {
+        match &self.ranks {
+            None => arrays,
+            Some(r) => {
+                let positions = self.len as u64;
+                crate::distributed::agree_arrays(
+                    r.comm,
+                    arrays,
+                    n,
+                    "cells and frontier",
+                    positions,
+                    crate::memory::tier_memory(positions),
+                )
+            }
+        }
+    }
+}
+
+/// What a rank exchanged while solving a tier.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Exchanged {
+    /// Rounds with an exchange (the same on every rank).
+    pub rounds: u64,
+    /// All-to-all exchanges (the same on every rank).
+    pub exchanges: u64,
+    /// Updates sent to other ranks.
+    pub updates: u64,
+    /// Updates received and applied.
+    pub received: u64,
+    /// Seconds inside collective calls (transfer and waiting).
+    pub comm_seconds: f64,
+}
+
+/// The updates of other ranks' positions, queued until the next exchange: one bucket per
+/// rank, each update the parent's index shifted left once, the low bit set when the child
+/// is low.
+pub(crate) struct Outbox {
+    part: Partition,
+    buckets: Vec<Mutex<Vec<u64>>>,
+    /// Updates in the buckets.
+    queued: AtomicU64,
+    /// Updates the buckets may hold before the propagation waits for an exchange.
+    room: u64,
+}
+
+/// A task's updates for other ranks, not yet handed to the [`Outbox`]: one short list per
+/// rank (none in one process).
+pub(crate) struct Queued(Vec<Vec<u64>>);
+
+impl Queued {
+    /// The lists of a task, for the ranks of `outbox` (none without one).
+    pub fn new(outbox: Option<&Outbox>) -> Self {
+        Queued(match outbox {
+            Some(o) => vec![Vec::new(); o.part.ranks()],
+            None => Vec::new(),
+        })
+    }
+}
+
+impl Outbox {
+    fn new(part: Partition, room: u64) -> Self {
+        Outbox {
+            part,
+            buckets: (0..part.ranks()).map(|_| Mutex::new(Vec::new())).collect(),
+            queued: AtomicU64::new(0),
+            room,
+        }
+    }
+
+    /// Whether the buckets hold as many updates as their room.
+    #[inline]
+    pub fn full(&self) -> bool {
+        self.queued.load(Ordering::Relaxed) >= self.room
+    }
+
+    /// Queues the update of the parent of index `g` by a child decided low or high.
+    #[inline]
+    pub fn send(&self, queued: &mut Queued, g: u64, child_low: bool) {
+        let d = self.part.owner(g);
+        let list = &mut queued.0[d];
+        list.push(g << 1 | u64::from(child_low));
+        if list.len() >= QUEUED {
+            self.hand(d, list);
+        }
+    }
+
+    /// Hands every update of `queued` to the buckets.
+    pub fn take_in(&self, queued: &mut Queued) {
+        for (d, list) in queued.0.iter_mut().enumerate() {
+            if !list.is_empty() {
+                self.hand(d, list);
+            }
+        }
+    }
+
+    fn hand(&self, d: usize, list: &mut Vec<u64>) {
+        let n = list.len() as u64;
+        // A bucket is only locked by tasks handing over and by the exchange, between
+        // phases: a poisoned lock still holds whole updates.
+        let mut bucket = self.buckets[d].lock().unwrap_or_else(|e| e.into_inner());
+        bucket.append(list);
+        self.queued.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Every bucket's updates, the buckets left empty.
+    fn drain(&self) -> Vec<Vec<u64>> {
+        self.queued.store(0, Ordering::Relaxed);
+        self.buckets
+            .iter()
+            .map(|b| std::mem::take(&mut *b.lock().unwrap_or_else(|e| e.into_inner())))
+            .collect()
+    }
+}
+
+impl Ranks<'_> {
+    /// The exchanges that end level `k` once this rank's local part of it is done: the
+    /// queued updates sent, those received applied (and the positions they decide
+    /// propagated, in place or queued again), the frontier swept, until no rank has an
+    /// update queued or a position in its frontier. Every rank calls it; the counts go to
+    /// `exchanged` and the sweeps made to `sweeps`.
+    pub(super) fn exchange_level(
+        &self,
+        ctx: &Ctx<'_>,
+        k: i8,
+        progress: &dyn Progress,
+        exchanged: &mut Exchanged,
+        sweeps_made: &mut u64,
+    ) {
+        let me = self.comm.rank();
+        loop {
+            // Marks left by sweeps that stopped on a full outbox.
+            let local = ctx.dirty.iter().any(|f| f.load(Ordering::Relaxed));
+            let buckets = self.outbox.drain();
+            let longest = buckets.iter().map(Vec::len).max().unwrap_or(0);
+            let need = (longest.div_ceil(self.per_dest) as u64).max(u64::from(local));
+            let t = Instant::now();
+            let subrounds = self.comm.all_reduce_max(need);
+            exchanged.comm_seconds += t.elapsed().as_secs_f64();
+            if subrounds == 0 {
+                return;
+            }
+            exchanged.rounds += 1;
+            exchanged.updates += buckets
+                .iter()
+                .enumerate()
+                .filter(|&(d, _)| d != me)
+                .map(|(_, b)| b.len() as u64)
+                .sum::<u64>();
+            let mut buckets = buckets;
+            for s in 0..subrounds as usize {
+                let out: Vec<Vec<u64>> = if subrounds == 1 {
+                    std::mem::take(&mut buckets)
+                } else {
+                    buckets
+                        .iter()
+                        .map(|b| {
+                            let lo = (s * self.per_dest).min(b.len());
+                            let hi = (lo + self.per_dest).min(b.len());
+                            b[lo..hi].to_vec()
+                        })
+                        .collect()
+                };
+                let t = Instant::now();
+                let got = self.comm.exchange(out);
+                exchanged.comm_seconds += t.elapsed().as_secs_f64();
+                exchanged.exchanges += 1;
+                for updates in &got {
+                    exchanged.received += updates.len() as u64;
+                    progress.advance(apply_received(ctx, k, updates));
+                }
+            }
+            *sweeps_made += sweeps(ctx, k, progress);
+        }
+    }
+}
+
+/// Applies updates received from other ranks at level `k` (each the parent's index shifted
+/// left once, the low bit set when the child is low: parents this rank holds) and
+/// propagates the positions they decide. Returns how many positions it propagated.
+fn apply_received(ctx: &Ctx<'_>, k: i8, updates: &[u64]) -> u64 {
+    updates
+        .par_chunks(APPLY_CHUNK)
+        .map_init(
+            || Work::new(ctx),
+            |work, chunk| {
+                work.budget = ctx.tuning.budget;
+                let mut taken = 0;
+                for &u in chunk {
+                    let j = (u >> 1).wrapping_sub(ctx.start);
+                    debug_assert!(j < ctx.cells.len() as u64, "an update for another rank");
+                    if let Some(low) = ctx.act(j, u & 1 == 1, k) {
+                        taken += ctx.take(k, j, low, work);
+                    }
+                }
+                taken += ctx.propagate(k, work);
+                ctx.hand_over(work);
+                taken
+            },
+        )
+        .sum()
+}
+
+/// This rank's part of tier `n` over the ranks of `comm`
+/// ([`solve_tier_local`](crate::distributed::solve_tier_local)): the arrays of its range,
+/// the exits from `lower` (whole on every rank, or each rank's share, asked of the others),
+/// then the levels, each ended by exchanges.
+pub(crate) fn solve_tier_ranked(
+    comm: &dyn Comm,
+    rules: &oware_db::Rules,
+    n: u8,
+    lower: RankLower<'_>,
+    progress: &dyn Progress,
+    config: &PartitionConfig,
+) -> Result<(LocalScores, PartitionStats), AllocError> {
+    let size = TierIndex::new(n, IndexKind::Reachable).size();
+    let place = Place::rank(comm, size, config.batch);
+    assert!(
+        place.len as u64 <= 1 << 32,
+        "{} positions on one rank",
+        place.len
+    );
+    let tuning = Tuning {
+        exact_exits: config.exact_exits,
+        ..Tuning::default()
+    };
+    let (start, local) = (place.start, place.len as u64);
+    let mut lookups = LookupStats::default();
+    let mut far_bytes = 0;
+    let solved = super::solve_placed(rules, n, progress, tuning, &place, |ctx, _| {
+        let room = FarRoom::with(n, local, config.far_exit_room);
+        let far = match lower {
+            RankLower::Whole(lower) => ctx
+                .cells
+                .par_chunks(CHUNK)
+                .enumerate()
+                .map(|(c, chunk)| {
+                    if room.outgrown() {
+                        return FarExits::default();
+                    }
+                    let at = start + (c * CHUNK) as u64;
+                    let far = first_cells(rules, &ctx.index, lower, ctx.codes, at, chunk);
+                    set_level_masks(ctx, c, chunk);
+                    progress.advance(chunk.len() as u64);
+                    room.take(far)
+                })
+                .collect(),
+            RankLower::Shared(share) => {
+                let layout = Layout::new(CHUNK, config.batch, comm.size());
+                let far = first_cells_shared(
+                    comm,
+                    rules,
+                    &ctx.index,
+                    share,
+                    ctx.codes,
+                    start,
+                    ctx.cells,
+                    layout,
+                    &room,
+                    progress,
+                    &mut lookups,
+                );
+                ctx.cells
+                    .par_chunks(CHUNK)
+                    .enumerate()
+                    .for_each(|(c, chunk)| set_level_masks(ctx, c, chunk));
+                far
+            }
+        };
+        // Every rank stops the tier once one rank's lists outgrow its room: collectives, the
+        // most bytes counted, then the lowest rank that counted them.
+        let worst = comm.all_reduce_max(room.outgrown_at());
+        let worst_rank = match worst {
+            0 => 0,
+            _ => lowest_rank_where(comm, room.outgrown_at() == worst).unwrap_or(0),
+        };
+        room.check_ranks(worst, worst_rank)?;
+        far_bytes = room.taken();
+        Ok(far)
+    });
+    let (scores, stats, exchanged) = solved.map_err(|e| match e {
+        SolveError::Alloc(a) => a,
+        // Neither a lower tier read from the tables nor a scratch file: only allocations fail.
+        other => AllocError {
+            tier: n,
+            what: "tier",
+            positions: local,
+            bytes: 0,
+            cause: std::io::Error::other(other.to_string()),
+        },
+    })?;
+    let stats = PartitionStats {
+        positions: local,
+        finite: stats.finite,
+        endless: stats.endless,
+        rounds: exchanged.rounds,
+        exchanges: exchanged.exchanges,
+        updates_remote: exchanged.updates,
+        updates_received: exchanged.received,
+        bytes_sent: exchanged.updates * 8,
+        far_exits: stats.far_exits,
+        far_exit_bytes: far_bytes,
+        cell_bytes: crate::memory::tier_memory(local),
+        init_seconds: stats.init_seconds,
+        propagate_seconds: stats.scan_seconds + stats.sweep_seconds,
+        comm_seconds: exchanged.comm_seconds,
+        lookups_remote: lookups.remote,
+        lookups_local: lookups.local,
+        lookup_bytes_sent: lookups.bytes_sent,
+        lookup_exchanges: lookups.exchanges,
+        lookup_comm_seconds: lookups.comm_seconds,
+    };
+    Ok((
+        LocalScores {
+            start,
+            scores: scores.into_vec(),
+        },
+        stats,
+    ))
+}
