@@ -75,7 +75,7 @@ pub mod write;
 
 pub use error::Error;
 pub use moves::{Move, MoveList, Outcome};
-pub use parse_error::ParseError;
+pub use parse_error::{shorten, shorten_quotes, ParseError, QUOTE_CHARS};
 pub use position::{Position, HOUSES, MAX_SEEDS};
 pub use rules::Rules;
 pub use tablebase::{GameOutcome, GameResult, MoveScore, Tablebase};

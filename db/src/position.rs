@@ -211,17 +211,18 @@ impl FromStr for Position {
     /// [`ParseError::Position`] naming the field that is not a number, the wrong number of
     /// fields, or a total over 48 seeds.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let fields: Vec<&str> = s
+        let mut split = s
             .split(|c: char| c == ',' || c.is_whitespace())
-            .filter(|f| !f.is_empty())
-            .collect();
-        if fields.len() != HOUSES {
+            .filter(|f| !f.is_empty());
+        // At most 12 fields are held: an input of millions is counted, not collected.
+        let fields: Vec<&str> = split.by_ref().take(HOUSES).collect();
+        let found = fields.len() + split.count();
+        if found != HOUSES {
             return Err(ParseError::Position {
                 field: 0,
                 message: format!(
-                    "expected {HOUSES} house counts, found {} in `{}`",
-                    fields.len(),
-                    s.trim()
+                    "expected {HOUSES} house counts, found {found} in `{}`",
+                    crate::shorten(s.trim())
                 ),
             });
         }
@@ -235,8 +236,9 @@ impl FromStr for Position {
                     return Err(ParseError::Position {
                         field: i + 1,
                         message: format!(
-                            "field {} (house {i}) is `{f}`, not a count in 0..=48",
-                            i + 1
+                            "field {} (house {i}) is `{}`, not a count in 0..=48",
+                            i + 1,
+                            crate::shorten(f)
                         ),
                     })
                 }

@@ -230,7 +230,8 @@ impl fmt::Display for Rules {
 
 fn unknown(what: &str, got: &str, valid: &[&str]) -> ParseError {
     ParseError::Rules(format!(
-        "unknown {what} `{got}`; valid: {}",
+        "unknown {what} `{}`; valid: {}",
+        crate::shorten(got),
         valid.join(", ")
     ))
 }
@@ -253,7 +254,8 @@ impl FromStr for Rules {
         for part in parts {
             let (key, value) = part.split_once('=').ok_or_else(|| {
                 ParseError::Rules(format!(
-                    "option `{part}` is not of the form name=value (options: grand-slam, capture, starve)"
+                    "option `{}` is not of the form name=value (options: grand-slam, capture, starve)",
+                    crate::shorten(part)
                 ))
             })?;
             let (key, value) = (key.trim(), value.trim());
@@ -278,7 +280,8 @@ impl FromStr for Rules {
                         .map(|c| {
                             c.trim().parse::<u8>().map_err(|_| {
                                 ParseError::Rules(format!(
-                                    "capture count `{c}` is not a number in 1..=3"
+                                    "capture count `{}` is not a number in 1..=3",
+                                    crate::shorten(c)
                                 ))
                             })
                         })
@@ -310,8 +313,9 @@ impl serde::Serialize for Rules {
 impl<'de> serde::Deserialize<'de> for Rules {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let text = <String as serde::Deserialize>::deserialize(d)?;
-        text.parse()
-            .map_err(|e| serde::de::Error::custom(format!("rules `{text}`: {e}")))
+        text.parse().map_err(|e| {
+            serde::de::Error::custom(format!("rules `{}`: {e}", crate::shorten(&text)))
+        })
     }
 }
 

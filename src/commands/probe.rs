@@ -312,8 +312,9 @@ const BATCH_LINES: usize = 1 << 16;
 /// the rest of it is read past without being held.
 const MAX_LINE: usize = 4096;
 
-/// Characters of a bad line echoed in its error.
-const ECHO_CHARS: usize = 100;
+/// Characters of a bad line echoed in its error, as many as any message quotes
+/// ([`oware_db::QUOTE_CHARS`]).
+const ECHO_CHARS: usize = oware_db::QUOTE_CHARS;
 
 /// A line of the batch's input.
 enum Line {
@@ -339,18 +340,6 @@ impl Line {
             echo.push('…');
         }
         echo
-    }
-}
-
-/// `message` with at most `ECHO_CHARS` characters of any input it quotes (in backquotes),
-/// then `…`: an error echoes at most that much of its line.
-fn shortened(message: &str) -> String {
-    match message.split_once('`') {
-        Some((head, rest)) if rest.chars().nth(ECHO_CHARS).is_some() => {
-            let quoted: String = rest.chars().take(ECHO_CHARS).collect();
-            format!("{head}`{quoted}…`")
-        }
-        _ => message.to_string(),
     }
 }
 
@@ -428,7 +417,7 @@ fn batch(tb: &Tablebase, json: bool) -> anyhow::Result<ExitCode> {
                 let p = s
                     .trim()
                     .parse::<Position>()
-                    .map_err(|e| shortened(&e.to_string()))?;
+                    .map_err(|e| oware_db::shorten_quotes(&e.to_string()))?;
                 let v = tb.score(&p).map_err(|e| format!("{e}"))?;
                 Ok((p, v))
             })
