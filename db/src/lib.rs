@@ -79,3 +79,8 @@ pub use parse_error::{shorten, shorten_quotes, ParseError, QUOTE_CHARS};
 pub use position::{Position, HOUSES, MAX_SEEDS};
 pub use rules::Rules;
 pub use tablebase::{GameOutcome, GameResult, MoveScore, Tablebase};
+
+/// The longest best line the command line (`probe --line --max-plies`), the web API
+/// (`/api/v1/line?plies=`) and the Python package (`Tablebase.best_line`) give, in plies: a
+/// longer request is refused. [`Tablebase::best_line`] itself takes any length.
+pub const MAX_LINE_PLIES: usize = 1000;

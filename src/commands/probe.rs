@@ -47,8 +47,9 @@ pub struct Args {
     pub position: Vec<String>,
 }
 
-/// The longest line `--max-plies` accepts, as `/api/v1/line`'s `plies`.
-pub const MAX_PLIES: usize = 1000;
+/// The longest line `--max-plies` accepts, as `/api/v1/line`'s `plies` and Python's
+/// `best_line` ([`oware_db::MAX_LINE_PLIES`]).
+pub const MAX_PLIES: usize = oware_db::MAX_LINE_PLIES;
 
 /// Parses `--max-plies`: a count of `0..=MAX_PLIES`, digits only.
 fn parse_plies(s: &str) -> Result<usize, String> {

@@ -27,8 +27,9 @@ use crate::commands::json::{category, move_json, outcome_json, probe_json, Probe
 /// The longest query string accepted, in bytes.
 pub const MAX_QUERY: usize = 1024;
 
-/// The longest line `/api/v1/line` gives, in plies.
-pub const MAX_PLIES: usize = 1000;
+/// The longest line `/api/v1/line` gives, in plies ([`oware_db::MAX_LINE_PLIES`], as
+/// `probe --max-plies` and Python's `best_line`).
+pub const MAX_PLIES: usize = oware_db::MAX_LINE_PLIES;
 
 /// The tables a server answers from.
 pub struct Oracle {
