@@ -224,6 +224,10 @@ impl GenerateObserver for Bars {
         );
     }
 
+    fn tier_replaced(&self, tier: u8, why: &str) {
+        self.log(&format!("tier {tier:2}: {why}; solving it again"));
+    }
+
     fn tier_plan(&self, tier: u8, plan: &oware_solver::memory::TierPlan, slices: u64) {
         if let oware_solver::memory::ExitPlan::Sliced { slice_bytes } = plan.exits {
             self.log(&format!(

@@ -222,35 +222,102 @@ pub trait GenerateObserver: Progress {
     fn tier_plan(&self, tier: u8, plan: &TierPlan, slices: u64) {
         let _ = (tier, plan, slices);
     }
+    /// Tier `tier` has a table, but not a complete one, which is solved again: `why` says
+    /// what is wrong with it, naming the file (`tier-12.owt fails its checksum (…)`, `…
+    /// is not recorded in the manifest`). Called on the writing rank, before
+    /// [`GenerateObserver::tier_start`].
+    fn tier_replaced(&self, tier: u8, why: &str) {
+        let _ = (tier, why);
+    }
 }
 
 fn table_path(dir: &Path, tier: u8) -> PathBuf {
     dir.join(format!("tier-{tier:02}.owt"))
 }
 
-/// Whether tier `tier` is recorded in the manifest and its file verifies.
-fn tier_is_complete(dir: &Path, manifest: &Manifest, rules: &Rules, tier: u8) -> bool {
+/// Whether tier `tier` is complete: recorded in the manifest, its table (and distance table,
+/// where one is recorded) holding that tier under `rules` with the entries and checksum
+/// recorded. `Err` says why not where a table is there to be replaced (a damaged one, or one
+/// the manifest does not record), `Err(None)` where there is none.
+fn tier_is_complete(
+    dir: &Path,
+    manifest: &Manifest,
+    rules: &Rules,
+    tier: u8,
+) -> Result<(), Option<String>> {
     let Some(entry) = manifest.tiers.get(&tier) else {
-        return false;
+        let path = table_path(dir, tier);
+        return Err(path
+            .exists()
+            .then(|| format!("{} is not recorded in the manifest", file_name(&path))));
     };
-    let Ok(table) = Table::open(&dir.join(&entry.file)) else {
-        return false;
-    };
-    let distances_good = entry.distance.as_ref().is_none_or(|d| {
-        Table::open(&dir.join(&d.file)).is_ok_and(|t| {
-            t.values() == oware_db::format::Values::Distances
-                && t.tier() == tier
-                && t.rules() == *rules
-                && t.verify_checksum().is_ok_and(|sum| sum == d.checksum)
-        })
-    });
-    table.rules() == *rules
-        && table.tier() == tier
-        && table.len() == entry.entries
-        && table
-            .verify_checksum()
-            .is_ok_and(|sum| sum == entry.checksum)
-        && distances_good
+    let path = dir.join(&entry.file);
+    let table = Table::open(&path).map_err(|e| Some(e.to_string()))?;
+    let name = file_name(&path);
+    if table.rules() != *rules || table.tier() != tier {
+        return Err(Some(format!(
+            "{name} holds tier {} under `{}`, not tier {tier} under `{rules}`",
+            table.tier(),
+            table.rules()
+        )));
+    }
+    if table.len() != entry.entries {
+        return Err(Some(format!(
+            "{name} holds {} entries, the manifest records {}",
+            table.len(),
+            entry.entries
+        )));
+    }
+    match table.verify_checksum() {
+        Err(_) => {
+            return Err(Some(format!(
+                "{name} fails its checksum (its bytes do not hash to the one it stores)"
+            )))
+        }
+        Ok(sum) if sum != entry.checksum => {
+            return Err(Some(format!(
+                "{name} fails its checksum (it has {}…, the manifest records {}…)",
+                &sum[..sum.len().min(8)],
+                &entry.checksum[..entry.checksum.len().min(8)]
+            )))
+        }
+        Ok(_) => {}
+    }
+    if let Some(d) = &entry.distance {
+        let path = dir.join(&d.file);
+        let t = Table::open(&path).map_err(|e| Some(e.to_string()))?;
+        let name = file_name(&path);
+        if t.values() != oware_db::format::Values::Distances
+            || t.tier() != tier
+            || t.rules() != *rules
+        {
+            return Err(Some(format!(
+                "{name} is not the distance table of tier {tier} under `{rules}`"
+            )));
+        }
+        match t.verify_checksum() {
+            Ok(sum) if sum == d.checksum => {}
+            Ok(_) => {
+                return Err(Some(format!(
+                    "{name} does not match the manifest's checksum"
+                )))
+            }
+            Err(_) => {
+                return Err(Some(format!(
+                    "{name} fails its checksum (its bytes do not hash to the one it stores)"
+                )))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The last component of `path`, for the log.
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |f| f.to_string_lossy().into_owned(),
+    )
 }
 
 /// Refuses a directory whose manifest or tables were built under other rules: other rules
@@ -354,9 +421,16 @@ pub fn generate(
     let loaded = agree(comm, loaded)?;
     let mut manifest = loaded.unwrap_or_else(|| Manifest::new(&opts.rules));
     // Rank 0 checks the tables; every rank learns what it found.
-    let complete: Vec<bool> = (0..=opts.max_seeds)
-        .map(|t| root && tier_is_complete(dir, &manifest, &opts.rules, t))
+    let checked: Vec<Result<(), Option<String>>> = (0..=opts.max_seeds)
+        .map(|t| {
+            if root {
+                tier_is_complete(dir, &manifest, &opts.rules, t)
+            } else {
+                Err(None)
+            }
+        })
         .collect();
+    let complete: Vec<bool> = checked.iter().map(Result::is_ok).collect();
     let complete = agree_flags(comm, &complete);
     let limit = opts.memory_limit.unwrap_or_else(available_memory);
     let mut held = Held::new(comm, opts, &table_dir, limit);
@@ -392,6 +466,9 @@ pub fn generate(
             observer.tier_done(&report);
             reports.push(report);
             continue;
+        }
+        if let Some(Err(Some(why))) = checked.get(tier as usize) {
+            observer.tier_replaced(tier, why);
         }
         let (solved, stats, start) = held.solve(comm, opts, tier, limit, observer)?;
         let distances = if opts.distances {
