@@ -183,6 +183,15 @@ pub enum Error {
         #[source]
         source: io::Error,
     },
+    /// A table that opens but does not match what the manifest records for it (its size or
+    /// entry count): the table changed since it was recorded (rewritten, cut, appended to).
+    #[error("{path}: does not match the manifest: {detail}")]
+    TableChanged {
+        /// The table.
+        path: PathBuf,
+        /// How it differs, the table's figures first.
+        detail: String,
+    },
     /// The manifest is unreadable or inconsistent with the tables.
     #[error("{path}: bad manifest: {detail}")]
     Manifest {

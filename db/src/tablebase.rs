@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use crate::error::Error;
 use crate::format::Values;
 use crate::index::TierIndex;
-use crate::manifest::{self, Manifest, MANIFEST_FILE};
+use crate::manifest::{self, Manifest};
 use crate::moves::Outcome;
 use crate::position::{Position, MAX_SEEDS};
 use crate::rules::Rules;
@@ -298,14 +298,15 @@ impl Tablebase {
         })?;
         if let Some(e) = manifest.as_ref().and_then(|m| m.tiers.get(&n)) {
             if e.entries != t.len() || e.file_size != t.file_size() {
-                return Err(Error::Manifest {
-                    path: dir.join(MANIFEST_FILE),
+                return Err(Error::TableChanged {
+                    path: t.path().to_path_buf(),
                     detail: format!(
-                        "tier {n}: manifest says {} entries in {} bytes, the file has {} in {}",
-                        e.entries,
-                        e.file_size,
+                        "the table has {} entries in {} bytes, the manifest records {} in {} \
+                         for tier {n}: the table changed since it was recorded",
                         t.len(),
-                        t.file_size()
+                        t.file_size(),
+                        e.entries,
+                        e.file_size
                     ),
                 });
             }
@@ -439,13 +440,13 @@ impl Tablebase {
             .and_then(|e| e.distance.as_ref())
         {
             if e.file_size != t.file_size() {
-                return Err(Error::Manifest {
-                    path: dir.join(MANIFEST_FILE),
+                return Err(Error::TableChanged {
+                    path: t.path().to_path_buf(),
                     detail: format!(
-                        "tier {n}: manifest says the distance table has {} bytes, the file \
-                         has {}",
-                        e.file_size,
-                        t.file_size()
+                        "the distance table has {} bytes, the manifest records {} for tier \
+                         {n}: the table changed since it was recorded",
+                        t.file_size(),
+                        e.file_size
                     ),
                 });
             }
