@@ -162,3 +162,65 @@ fn a_stray_table_of_other_rules_is_named_and_the_advice_agrees() {
         "{err}"
     );
 }
+
+#[test]
+fn a_table_solved_again_is_logged_with_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().to_str().unwrap();
+    generate(tmp.path(), "abapa", 9);
+    // A flipped byte in tier 8, and tier 9 left out of the manifest.
+    let t8 = tmp.path().join("tier-08.owt");
+    let mut bytes = std::fs::read(&t8).unwrap();
+    bytes[3000] ^= 0x55;
+    std::fs::write(&t8, &bytes).unwrap();
+    let path = tmp.path().join("manifest.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    m["tiers"].as_object_mut().unwrap().remove("9");
+    std::fs::write(&path, m.to_string()).unwrap();
+    let out = run(&["generate", "--dir", d, "--max-seeds", "9"]);
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("tier  8: tier-08.owt fails its checksum")
+            && err.contains("; solving it again"),
+        "{err}"
+    );
+    assert!(
+        err.contains("tier  9: tier-09.owt is not recorded in the manifest; solving it again"),
+        "{err}"
+    );
+    // Tiers kept are not said to be solved again.
+    assert!(!err.contains("tier  7: tier-07"), "{err}");
+}
+
+#[test]
+fn a_table_that_changed_is_named_not_the_manifest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tables = tmp.path().join("t");
+    let other = tmp.path().join("z");
+    generate(&tables, "abapa", 6);
+    let (t, z) = (tables.to_str().unwrap(), other.to_str().unwrap());
+    ok(&[
+        "recompress",
+        "--dir",
+        t,
+        "--out",
+        z,
+        "--tiers",
+        "6",
+        "--compression",
+        "zstd",
+    ]);
+    // A valid table of another size in place of tier 6: the table changed, not the manifest.
+    std::fs::copy(other.join("tier-06.owt"), tables.join("tier-06.owt")).unwrap();
+    let err = error_line(&["probe", "--dir", t, "0,0,0,0,0,6,0,0,0,0,0,0"], 1);
+    assert!(
+        err.contains(&format!(
+            "{}: does not match the manifest: the table has 12375 entries in ",
+            tables.join("tier-06.owt").display()
+        )) && err.contains("the table changed since it was recorded"),
+        "{err}"
+    );
+    assert!(!err.contains("manifest says"), "{err}");
+}
