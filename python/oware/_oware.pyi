@@ -3,9 +3,10 @@
 from os import PathLike
 from pathlib import Path
 from types import TracebackType
-from typing import List, Literal, Optional, Sequence, Type, TypedDict, TypeVar, Union
+from typing import Iterable, List, Literal, Optional, Sequence, Type, TypedDict, TypeVar, Union
 
 PRESETS: List[str]
+MAX_LINE_PLIES: int
 __version__: str
 
 _T = TypeVar("_T")
@@ -102,8 +103,12 @@ class Tablebase:
     def get_moves(
         self, position: PositionLike, default: _T = None
     ) -> Union[List[MoveScore], _T]: ...
-    def best_line(self, position: PositionLike, plies: int = 100) -> List[MoveScore]: ...
+    def best_line(self, position: PositionLike, plies: int = 100) -> List[MoveScore]:
+        """A best line of up to ``plies`` moves; ``plies`` is at most ``MAX_LINE_PLIES``
+        (1000, as the command line's ``--max-plies``), more raises ``ValueError``."""
     def outcome(
         self, position: PositionLike, captured_mover: int, captured_opponent: int
     ) -> Outcome: ...
-    def scores(self, positions: Sequence[PositionLike]) -> List[int]: ...
+    def scores(self, positions: Iterable[PositionLike]) -> List[int]:
+        """The scores of a batch, on every core without the GIL. Ctrl-C interrupts it
+        (``KeyboardInterrupt``); a batch too large for memory raises ``MemoryError``."""

@@ -7,9 +7,11 @@ use std::sync::{PoisonError, RwLock, RwLockReadGuard};
 
 use ::oware_db::{self as db, GameResult, MoveScore, Outcome};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyFileNotFoundError, PyOSError, PyTypeError, PyValueError};
+use pyo3::exceptions::{
+    PyException, PyFileNotFoundError, PyMemoryError, PyOSError, PyTypeError, PyValueError,
+};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use rayon::prelude::*;
 
 create_exception!(
@@ -45,6 +47,19 @@ fn to_py(e: db::Error) -> PyErr {
 
 fn parse_error(e: db::ParseError) -> PyErr {
     PyValueError::new_err(e.to_string())
+}
+
+/// Positions probed per parallel run of a batch: signals (Ctrl-C) are checked between runs.
+const BATCH_CHUNK: usize = 1 << 16;
+
+/// Plies of a best line computed per run without the GIL: signals are checked between runs.
+const LINE_CHUNK: usize = 64;
+
+/// Room for `more` items in `v`, or `MemoryError` where it cannot be had (an input too long
+/// to hold), instead of the abort of a failed allocation.
+fn reserve<T>(v: &mut Vec<T>, more: usize, what: &str) -> PyResult<()> {
+    v.try_reserve(more)
+        .map_err(|_| PyMemoryError::new_err(format!("no memory for {more} {what}")))
 }
 
 /// A rules value: a preset (`abapa`, `awari`) with options, e.g.
@@ -559,7 +574,9 @@ impl PyTablebase {
 
     /// A best line of up to `plies` moves, each a dict as in `moves`: the first move of
     /// `moves` at each ply, so that where the tables have distances the line realises its
-    /// score (its captures add up to it) without repeating a position.
+    /// score (its captures add up to it) without repeating a position. `plies` is at most
+    /// 1000 (`MAX_LINE_PLIES`, as the command line's `--max-plies` and the web API's);
+    /// more raises `ValueError`.
     #[pyo3(signature = (position, plies = 100))]
     fn best_line<'py>(
         &self,
@@ -567,8 +584,29 @@ impl PyTablebase {
         position: PositionArg,
         plies: usize,
     ) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        if plies > db::MAX_LINE_PLIES {
+            return Err(PyValueError::new_err(format!(
+                "plies {plies} is over {}, the longest line given (as the command line's \
+                 --max-plies)",
+                db::MAX_LINE_PLIES
+            )));
+        }
         let p = position.get()?;
-        let line = self.probe(py, |tb| tb.best_line(&p, plies))?;
+        let mut line: Vec<MoveScore> = Vec::new();
+        reserve(&mut line, plies, "plies")?;
+        let mut cur = Some(p);
+        // In runs of LINE_CHUNK plies, Ctrl-C checked between them: the line is the same,
+        // each ply depending on the position it is played from only.
+        while let Some(from) = cur.filter(|_| line.len() < plies) {
+            let n = (plies - line.len()).min(LINE_CHUNK);
+            let part = self.probe(py, |tb| tb.best_line(&from, n))?;
+            cur = match part.last() {
+                Some(last) if part.len() == n => last.child,
+                _ => None,
+            };
+            line.extend(part);
+            py.check_signals()?;
+        }
         line.iter().map(|m| move_dict(py, m)).collect()
     }
 
@@ -592,26 +630,53 @@ impl PyTablebase {
         Ok(d)
     }
 
-    /// The scores of many positions, probed on every core without the GIL. The first
-    /// position that fails raises its error, the message naming it (`position 3 (...): ...`)
-    /// and the exception's `index` and `position` attributes set.
-    fn scores(&self, py: Python<'_>, positions: Vec<PositionArg>) -> PyResult<Vec<i8>> {
-        let mut ps = Vec::with_capacity(positions.len());
-        for (i, a) in positions.into_iter().enumerate() {
-            let what = a.describe();
-            ps.push(a.get().map_err(|e| batch_error(py, e, i, &what))?);
+    /// The scores of many positions (an iterable of them), probed on every core without
+    /// the GIL. The first position that fails raises its error, the message naming it
+    /// (`position 3 (...): ...`) and the exception's `index`
+    /// and `position` attributes set. Ctrl-C interrupts it (`KeyboardInterrupt`); a batch
+    /// too large for memory raises `MemoryError`.
+    fn scores(&self, py: Python<'_>, positions: &Bound<'_, PyAny>) -> PyResult<Vec<i8>> {
+        if positions.is_instance_of::<PyString>() {
+            return Err(PyTypeError::new_err(
+                "scores takes an iterable of positions, not one str",
+            ));
         }
-        let g = self.open()?;
-        let Some(tb) = g.as_ref() else {
-            return Err(PyValueError::new_err("I/O operation on a closed Tablebase"));
-        };
-        let results: Vec<Result<i8, db::Error>> =
-            py.detach(|| ps.par_iter().map(|p| tb.score(p)).collect());
-        results
-            .into_iter()
-            .enumerate()
-            .map(|(i, r)| r.map_err(|e| batch_error(py, to_py(e), i, &ps[i].to_string())))
-            .collect()
+        let mut ps: Vec<db::Position> = Vec::new();
+        reserve(&mut ps, positions.len().unwrap_or(0), "positions")?;
+        for (i, a) in positions.try_iter()?.enumerate() {
+            if i % BATCH_CHUNK == BATCH_CHUNK - 1 {
+                py.check_signals()?;
+            }
+            let item = a?;
+            let a: PositionArg = match item.extract() {
+                Ok(a) => a,
+                Err(e) => {
+                    let what = item.repr().map(|r| db::shorten(&r.to_string_lossy()));
+                    return Err(batch_error(py, e, i, &what.unwrap_or_default()));
+                }
+            };
+            let what = a.describe();
+            let p = a.get().map_err(|e| batch_error(py, e, i, &what))?;
+            reserve(&mut ps, 1, "positions")?;
+            ps.push(p);
+        }
+        let mut out: Vec<i8> = Vec::new();
+        reserve(&mut out, ps.len(), "scores")?;
+        for (k, chunk) in ps.chunks(BATCH_CHUNK).enumerate() {
+            let g = self.open()?;
+            let Some(tb) = g.as_ref() else {
+                return Err(PyValueError::new_err("I/O operation on a closed Tablebase"));
+            };
+            let results: Vec<Result<i8, db::Error>> =
+                py.detach(|| chunk.par_iter().map(|p| tb.score(p)).collect());
+            drop(g);
+            for (j, r) in results.into_iter().enumerate() {
+                let i = k * BATCH_CHUNK + j;
+                out.push(r.map_err(|e| batch_error(py, to_py(e), i, &ps[i].to_string()))?);
+            }
+            py.check_signals()?;
+        }
+        Ok(out)
     }
 
     fn __repr__(&self) -> String {
@@ -634,6 +699,7 @@ fn _oware(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TableError", m.py().get_type::<TableError>())?;
     m.add("MissingTierError", m.py().get_type::<MissingTierError>())?;
     m.add("PRESETS", db::rules::PRESETS.to_vec())?;
+    m.add("MAX_LINE_PLIES", db::MAX_LINE_PLIES)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -297,3 +297,60 @@ def test_a_directory_of_romein_bal_files_probes_as_the_tables(awari12, tmp_path)
         oware.Tablebase(vu, both, format="romein")
     with pytest.raises(ValueError, match='format must be "romein"'):
         oware.Tablebase(vu, format="owt")
+
+
+def test_best_line_is_capped_as_the_command_line(abapa12):
+    tb = oware.Tablebase(abapa12)
+    start = "1 1 1 1 1 1 1 1 1 1 1 1"
+    for plies in (10**8, 1001):
+        with pytest.raises(ValueError, match=r"plies \d+ is over 1000, the longest line"):
+            tb.best_line(start, plies)
+    line = tb.best_line(start, 1000)
+    assert 0 < len(line) <= 1000
+    # Computed in runs, the line is still the first move of `moves` at each ply.
+    cur = start
+    for m in line:
+        assert m == tb.moves(cur)[0]
+        cur = m["position"]
+    assert tb.best_line(start, 0) == []
+
+
+def test_a_batch_too_large_for_memory_is_a_memory_error(abapa12):
+    tb = oware.Tablebase(abapa12)
+
+    class Huge:
+        """Says it holds more positions than memory can."""
+
+        def __len__(self):
+            return 2**62
+
+        def __iter__(self):
+            return iter(["1 1 1 1 1 2 4 0 0 0 0 0"])
+
+    with pytest.raises(MemoryError):
+        tb.scores(Huge())
+    # Any iterable of positions is a batch; a str is not.
+    assert tb.scores(iter(["1 1 1 1 1 2 4 0 0 0 0 0"])) == tb.scores(["1 1 1 1 1 2 4 0 0 0 0 0"])
+    with pytest.raises(TypeError):
+        tb.scores("1 1 1 1 1 2 4 0 0 0 0 0")
+
+
+def test_ctrl_c_interrupts_a_long_batch(abapa12):
+    import _thread
+    import threading
+    import time
+
+    tb = oware.Tablebase(abapa12)
+    batch = ["1 1 1 1 1 2 4 0 0 0 0 0", "0 0 0 0 1 2 0 0 1 1 0 0"] * 1_500_000
+    t0 = time.monotonic()
+    assert len(tb.scores(batch)) == len(batch)
+    whole = time.monotonic() - t0
+    timer = threading.Timer(whole / 10, _thread.interrupt_main)
+    t0 = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        # Without a check of signals in the call, Ctrl-C lands only once it returns.
+        tb.scores(batch)
+    took = time.monotonic() - t0
+    timer.join()
+    assert took < whole / 2, (took, whole)
