@@ -21,7 +21,8 @@ plays OpenSpiel games with the tables.
 Errors: ``ValueError`` for a malformed position or rules, ``MissingTierError`` (a
 ``FileNotFoundError``) for a tier not in the directory, ``TableError`` for a damaged table.
 A batch (``scores``) raises the error of the first position that fails, its message and its
-``index`` and ``position`` attributes naming it. ``best_line`` gives at most
+``index`` and ``position`` attributes naming it. A message quotes at most 100 characters of
+the input (then ``…``), as the command line does. ``best_line`` gives at most
 ``MAX_LINE_PLIES`` (1000) plies, as the command line and the web API: a longer request is a
 ``ValueError``. Long calls (``scores``, ``best_line``) stop on Ctrl-C with
 ``KeyboardInterrupt``, and a batch too large for memory raises ``MemoryError``.

@@ -45,8 +45,10 @@ fn to_py(e: db::Error) -> PyErr {
     }
 }
 
+/// The `ValueError` of text that does not parse, its quote of the input cut as the command
+/// line cuts it ([`db::shorten_quotes`]).
 fn parse_error(e: db::ParseError) -> PyErr {
-    PyValueError::new_err(e.to_string())
+    PyValueError::new_err(db::shorten_quotes(&e.to_string()))
 }
 
 /// Positions probed per parallel run of a batch: signals (Ctrl-C) are checked between runs.
@@ -100,12 +102,29 @@ enum PositionArg {
 }
 
 impl PositionArg {
-    /// The argument as the user gave it, for an error message.
+    /// The argument as the user gave it, for an error message: at most
+    /// [`db::QUOTE_CHARS`] characters of it, then `…` ([`db::shorten`]).
     fn describe(&self) -> String {
         match self {
             PositionArg::Position(p) => p.0.to_string(),
-            PositionArg::Text(s) => s.clone(),
-            PositionArg::Counts(v) => format!("{v:?}"),
+            PositionArg::Text(s) => db::shorten(s),
+            PositionArg::Counts(v) => {
+                // Written only as far as the quote shows: a list may hold millions.
+                let mut text = String::from("[");
+                for (k, c) in v.iter().enumerate() {
+                    if k > 0 {
+                        text.push_str(", ");
+                    }
+                    text.push_str(&c.to_string());
+                    if text.len() > db::QUOTE_CHARS {
+                        break;
+                    }
+                }
+                if text.len() <= db::QUOTE_CHARS {
+                    text.push(']');
+                }
+                db::shorten(&text)
+            }
         }
     }
 
@@ -632,7 +651,7 @@ impl PyTablebase {
 
     /// The scores of many positions (an iterable of them), probed on every core without
     /// the GIL. The first position that fails raises its error, the message naming it
-    /// (`position 3 (...): ...`) and the exception's `index`
+    /// (`position 3 (...): ...`, at most 100 characters of it) and the exception's `index`
     /// and `position` attributes set. Ctrl-C interrupts it (`KeyboardInterrupt`); a batch
     /// too large for memory raises `MemoryError`.
     fn scores(&self, py: Python<'_>, positions: &Bound<'_, PyAny>) -> PyResult<Vec<i8>> {

@@ -315,6 +315,33 @@ def test_best_line_is_capped_as_the_command_line(abapa12):
     assert tb.best_line(start, 0) == []
 
 
+def test_errors_quote_at_most_100_characters_of_the_input(abapa12):
+    tb = oware.Tablebase(abapa12)
+    with pytest.raises(ValueError) as e:
+        tb.score("1 " * 10**7)
+    assert str(e.value) == (
+        f"bad position: expected 12 house counts, found 10000000 in `{'1 ' * 50}…`"
+    )
+    with pytest.raises(ValueError) as e:
+        oware.Position("1 1 1 1 1 1 1 1 1 1 1 " + "7" * 10**6)
+    assert str(e.value) == (
+        f"bad position: field 12 (house 11) is `{'7' * 100}…`, not a count in 0..=48"
+    )
+    with pytest.raises(ValueError) as e:
+        oware.Rules("y" * 10**6)
+    assert str(e.value) == f"bad rules: unknown preset `{'y' * 100}…`; valid: abapa, awari"
+    good = "1 1 1 1 1 2 4 0 0 0 0 0"
+    with pytest.raises(ValueError) as e:
+        tb.scores([good, "x" * 10**6])
+    assert e.value.index == 1 and e.value.position == "x" * 100 + "…"
+    assert str(e.value).startswith(f"position 1 ({'x' * 100}…): bad position")
+    assert len(str(e.value)) < 400
+    with pytest.raises(ValueError) as e:
+        tb.scores([[1] * 10**6])
+    assert str(e.value).startswith("position 0 ([1, 1, 1, ")
+    assert len(str(e.value)) < 400
+
+
 def test_a_batch_too_large_for_memory_is_a_memory_error(abapa12):
     tb = oware.Tablebase(abapa12)
 
