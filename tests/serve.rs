@@ -670,3 +670,148 @@ fn a_directory_of_romein_bal_files_is_served() {
         assert_eq!(body["score"], i64::from(tb.score(&p).unwrap()), "{p}");
     }
 }
+
+/// `GET path` sent by hand with the `Host` header `host` (none where `None`, in HTTP/1.0): the
+/// answer's status and its whole text, headers included.
+fn get_with_host(addr: &str, path: &str, host: Option<&str>) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let request = match host {
+        Some(h) => format!("GET {path} HTTP/1.1\r\nHost: {h}\r\nConnection: close\r\n\r\n"),
+        None => format!("GET {path} HTTP/1.0\r\n\r\n"),
+    };
+    s.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    let status = answer
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no status in {answer:?}"));
+    (status, answer)
+}
+
+/// The port of an address `HOST:PORT`.
+fn port_of(addr: &str) -> &str {
+    addr.rsplit_once(':').unwrap().1
+}
+
+#[test]
+fn a_host_that_does_not_name_the_server_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), 2);
+    let server = Server::start(tmp.path());
+    let addr = server.addr();
+    let port = port_of(&addr);
+    let other = if port == "1" { "2" } else { "1" };
+    // DNS rebinding: a page of another site whose name resolves to the server.
+    for host in [
+        format!("evil.example:{port}"),
+        "evil.example".to_string(),
+        format!("localhost.evil.example:{port}"),
+        format!("127.0.0.1:{other}"),
+        format!("localhost:{other}"),
+        "localhost".to_string(),
+        String::new(),
+    ] {
+        for path in [
+            "/",
+            "/api/v1/info",
+            "/api/v1/probe?position=1,0,0,0,0,0,0,0,0,0,0,1",
+        ] {
+            let (status, answer) = get_with_host(&addr, path, Some(&host));
+            assert_eq!(status, 421, "Host {host:?}, {path}: {answer}");
+            let body = answer.split("\r\n\r\n").nth(1).unwrap_or("");
+            assert!(body.len() < 200 && body.contains("Host"), "{answer}");
+            assert!(!answer.contains("abapa"), "{answer}");
+        }
+    }
+    let (status, answer) = get_with_host(&addr, "/api/v1/info", None);
+    assert_eq!(status, 400, "{answer}");
+    // The address served and the loopback names, with its port, are served.
+    for host in [
+        addr.clone(),
+        format!("localhost:{port}"),
+        format!("LOCALHOST:{port}"),
+        format!("[::1]:{port}"),
+        format!("127.0.0.1:{port}"),
+    ] {
+        let (status, answer) = get_with_host(&addr, "/api/v1/info", Some(&host));
+        assert_eq!(status, 200, "Host {host:?}: {answer}");
+    }
+}
+
+#[test]
+fn every_answer_forbids_sniffing_and_loads_only_from_the_server() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), 2);
+    let server = Server::start(tmp.path());
+    let addr = server.addr();
+    let host = Some(addr.as_str());
+    for path in [
+        "/",
+        "/app.js",
+        "/style.css",
+        "/api/v1/info",
+        "/api/v1/probe?position=1,0,0,0,0,0,0,0,0,0,0,1",
+        "/api/v1/probe?position=x",
+        "/api/v1/probe?position=2,2,2,2,2,2,2,2,2,2,2,2",
+        "/nothing",
+    ] {
+        let (status, answer) = get_with_host(&addr, path, host);
+        let head = answer
+            .split("\r\n\r\n")
+            .next()
+            .unwrap()
+            .to_ascii_lowercase();
+        assert!(status < 500, "{path}: {answer}");
+        assert!(
+            head.contains("\r\nx-content-type-options: nosniff"),
+            "{path}: {head}"
+        );
+        let csp = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-security-policy: "))
+            .unwrap_or_else(|| panic!("{path}: no Content-Security-Policy in {head}"));
+        for directive in [
+            "default-src 'none'",
+            "script-src 'self'",
+            "style-src 'self'",
+            "connect-src 'self'",
+            "frame-ancestors 'none'",
+        ] {
+            assert!(csp.contains(directive), "{path}: {csp}");
+        }
+        assert!(!csp.contains("unsafe"), "{path}: {csp}");
+    }
+    // The policy lets the page work: its script and style are files of the server, and it
+    // holds no inline script, style or handler that the policy would block.
+    let (_, page) = get_with_host(&addr, "/", host);
+    let page = page.split("\r\n\r\n").nth(1).unwrap();
+    assert!(page.contains("<script src=\"/app.js\"></script>"));
+    assert!(page.contains("<link rel=\"stylesheet\" href=\"/style.css\">"));
+    assert_eq!(page.matches("<script").count(), 1, "an inline script");
+    for blocked in [
+        "<style",
+        " style=",
+        " onclick=",
+        " onload=",
+        "javascript:",
+        "http://",
+        "https://",
+    ] {
+        assert!(!page.contains(blocked), "{blocked}");
+    }
+    let (_, script) = get_with_host(&addr, "/app.js", host);
+    for blocked in [
+        "eval(",
+        "new Function",
+        "style=",
+        "setAttribute('style'",
+        "http://",
+        "https://",
+    ] {
+        assert!(!script.contains(blocked), "app.js: {blocked}");
+    }
+}

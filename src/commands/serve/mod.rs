@@ -2,6 +2,7 @@
 //! of a directory, on one tokio runtime.
 
 mod api;
+mod guard;
 mod page;
 
 use std::net::SocketAddr;
@@ -17,6 +18,7 @@ use tokio::sync::Semaphore;
 use super::common::open_tablebase;
 
 pub use api::{router, Oracle};
+pub use guard::{Hosts, CONTENT_SECURITY_POLICY};
 
 /// Arguments of `oware serve`.
 #[derive(clap::Args)]
@@ -152,6 +154,7 @@ async fn serve(args: Args, oracle: Arc<Oracle>) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("cannot listen on {}", args.addr))?;
     let addr = listener.local_addr().context("the listening address")?;
+    let hosts = Arc::new(Hosts::new(addr, &args.addr.to_string()));
     let url = format!("http://{addr}/");
     let tiers = oracle.tiers();
     let cap = connection_cap(tiers.len());
@@ -164,7 +167,7 @@ async fn serve(args: Args, oracle: Arc<Oracle>) -> anyhow::Result<()> {
     if args.open {
         open_browser(&url);
     }
-    let app = router(oracle);
+    let app = router(oracle).layer(axum::middleware::from_fn_with_state(hosts, guard::guard));
     let permits = Arc::new(Semaphore::new(cap));
     let (stopping, stop_rx) = tokio::sync::watch::channel(false);
     let mut connections = tokio::task::JoinSet::new();
@@ -235,7 +238,9 @@ fn refuse(stream: tokio::net::TcpStream, cap: usize) {
     );
     let answer = format!(
         "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
-         content-length: {}\r\nconnection: close\r\nretry-after: 1\r\n\r\n{body}",
+         content-length: {}\r\nconnection: close\r\nretry-after: 1\r\n\
+         x-content-type-options: nosniff\r\ncontent-security-policy: {CONTENT_SECURITY_POLICY}\r\n\
+         \r\n{body}",
         body.len()
     );
     // Best effort: the answer fits in the socket's buffer, or the client is not reading.
