@@ -23,17 +23,19 @@ impl Server {
         Server::start_with(dir, |_| {})
     }
 
-    /// [`Server::start`], with `setup` applied to the command first.
+    /// [`Server::start`], with `setup` applied to the command first (after its default
+    /// `--addr 127.0.0.1:0`, and its standard error inherited: `setup` may change both).
     fn start_with(dir: &Path, setup: impl FnOnce(&mut std::process::Command)) -> Server {
         let mut cmd = oware();
-        cmd.args(["serve", "--addr", "127.0.0.1:0", "--dir"])
-            .arg(dir);
-        setup(&mut cmd);
-        let mut child = cmd
+        cmd.args(["serve", "--dir"])
+            .arg(dir)
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start oware serve");
+            .stderr(Stdio::inherit());
+        setup(&mut cmd);
+        if !cmd.get_args().any(|a| a == "--addr") {
+            cmd.args(["--addr", "127.0.0.1:0"]);
+        }
+        let mut child = cmd.spawn().expect("start oware serve");
         let mut first = String::new();
         BufReader::new(child.stdout.as_mut().unwrap())
             .read_line(&mut first)
@@ -814,4 +816,61 @@ fn every_answer_forbids_sniffing_and_loads_only_from_the_server() {
     ] {
         assert!(!script.contains(blocked), "app.js: {blocked}");
     }
+}
+
+#[test]
+fn a_name_is_resolved_and_an_address_not_loopback_is_warned_of() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), 2);
+    let stderr_of = |mut server: Server| {
+        let _ = server.child.kill();
+        let _ = server.child.wait();
+        let mut e = String::new();
+        std::io::Read::read_to_string(server.child.stderr.as_mut().unwrap(), &mut e).unwrap();
+        e
+    };
+    let server = Server::start_with(tmp.path(), |c| {
+        c.args(["--addr", "localhost:0"]).stderr(Stdio::piped());
+    });
+    let addr = server.addr();
+    let ip: std::net::SocketAddr = addr.parse().expect("the URL names the address bound");
+    assert!(ip.ip().is_loopback(), "{addr}");
+    let (status, answer) = get_with_host(
+        &addr,
+        "/api/v1/info",
+        Some(&format!("localhost:{}", ip.port())),
+    );
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(stderr_of(server), "");
+
+    let server = Server::start_with(tmp.path(), |c| {
+        c.args(["--addr", "0.0.0.0:0"]).stderr(Stdio::piped());
+    });
+    let port = port_of(&server.addr()).to_string();
+    let (status, _) = get_with_host(
+        &format!("127.0.0.1:{port}"),
+        "/api/v1/info",
+        Some(&format!("127.0.0.1:{port}")),
+    );
+    assert_eq!(status, 200);
+    let e = stderr_of(server);
+    assert!(
+        e.starts_with(&format!(
+            "oware serve: warning: 0.0.0.0:{port} is not a loopback address"
+        )),
+        "{e}"
+    );
+    assert_eq!(e.lines().count(), 1, "{e}");
+
+    let out = oware()
+        .args(["serve", "--addr", "no-such-host.invalid:8080", "--dir"])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let e = support::text(&out.stderr);
+    assert!(
+        e.contains("`no-such-host.invalid:8080` is not an address to listen on"),
+        "{e}"
+    );
 }

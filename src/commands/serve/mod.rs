@@ -34,15 +34,43 @@ pub struct Args {
     /// Rules the tables must have been built with (default: those of the tables).
     #[arg(long)]
     pub rules: Option<Rules>,
-    /// Address to listen on (loopback by default; port 0 picks a free port).
-    #[arg(long, default_value = "127.0.0.1:8080")]
-    pub addr: SocketAddr,
+    /// Address to listen on, `HOST:PORT`: an IP address or a name that resolves to one
+    /// (`localhost:8080`); loopback by default, port 0 picks a free port. Any other address
+    /// is warned of: whoever can reach it can query the tables.
+    #[arg(long, default_value = "127.0.0.1:8080", value_parser = parse_addr)]
+    pub addr: Addr,
     /// Open the page in the desktop's browser (`xdg-open`, or `open` on macOS).
     #[arg(long)]
     pub open: bool,
     /// Worker threads of the server (default: one per core).
     #[arg(long, value_parser = super::common::parse_threads)]
     pub threads: Option<usize>,
+}
+
+/// An address to listen on as given, with the socket addresses it resolves to.
+#[derive(Clone, Debug)]
+pub struct Addr {
+    /// The text given (`127.0.0.1:8080`, `localhost:8080`, `[::1]:0`).
+    pub text: String,
+    /// What it resolves to, in the order tried; never empty.
+    pub resolved: Vec<SocketAddr>,
+}
+
+/// Parses `--addr`: `HOST:PORT`, the host an IP address or a name, resolved now.
+fn parse_addr(s: &str) -> Result<Addr, String> {
+    use std::net::ToSocketAddrs;
+    let quoted = oware_db::shorten(s);
+    let resolved: Vec<SocketAddr> = s
+        .to_socket_addrs()
+        .map_err(|e| format!("`{quoted}` is not an address to listen on (HOST:PORT): {e}"))?
+        .collect();
+    if resolved.is_empty() {
+        return Err(format!("`{quoted}` resolves to no address"));
+    }
+    Ok(Addr {
+        text: s.to_string(),
+        resolved,
+    })
 }
 
 /// How long a connection may take to send a request's whole header, and how long an idle
@@ -150,11 +178,17 @@ fn open_files_limit() -> Option<u64> {
 }
 
 async fn serve(args: Args, oracle: Arc<Oracle>) -> anyhow::Result<()> {
-    let listener = tokio::net::TcpListener::bind(args.addr)
+    let listener = tokio::net::TcpListener::bind(&args.addr.resolved[..])
         .await
-        .with_context(|| format!("cannot listen on {}", args.addr))?;
+        .with_context(|| format!("cannot listen on {}", args.addr.text))?;
     let addr = listener.local_addr().context("the listening address")?;
-    let hosts = Arc::new(Hosts::new(addr, &args.addr.to_string()));
+    if !addr.ip().is_loopback() {
+        crate::output::errln!(
+            "oware serve: warning: {addr} is not a loopback address: whoever can reach it can \
+             query the tables"
+        );
+    }
+    let hosts = Arc::new(Hosts::new(addr, &args.addr.text));
     let url = format!("http://{addr}/");
     let tiers = oracle.tiers();
     let cap = connection_cap(tiers.len());
