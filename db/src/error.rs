@@ -79,6 +79,30 @@ pub enum Error {
         /// What is missing.
         detail: String,
     },
+    /// The file holds a whole table followed by more bytes: its size does not match its
+    /// index (bytes appended to it).
+    #[error(
+        "{path}: trailing bytes: the file has {size} bytes, but its index and trailer end the \
+         table at byte {end} ({} bytes after it); the size does not match its index",
+        size - end
+    )]
+    TrailingBytes {
+        /// The file.
+        path: PathBuf,
+        /// The file's size in bytes.
+        size: u64,
+        /// Where the table ends, by its trailer.
+        end: u64,
+    },
+    /// The trailer is in place (its index offset and block count fit the file) but its end
+    /// magic is damaged.
+    #[error("{path}: bad end magic {found:?}, not {:?}: not an oware table end (a damaged trailer)", String::from_utf8_lossy(&crate::format::END_MAGIC))]
+    BadEndMagic {
+        /// The file.
+        path: PathBuf,
+        /// The 8 bytes where the end magic should be, as text (lossy).
+        found: String,
+    },
     /// The header is damaged or inconsistent (header checksum, field values, trailer).
     #[error("{path}: bad table header: {detail}")]
     BadHeader {

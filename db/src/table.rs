@@ -99,6 +99,42 @@ impl std::fmt::Debug for Table {
     }
 }
 
+/// Why the end magic of a table's `bytes` (a header of `header_len` bytes declaring
+/// `block_count` blocks) is not at its end, where a trailer fits the header: bytes appended
+/// after a whole table ([`Error::TrailingBytes`]), or a damaged end magic in a trailer that
+/// is in place ([`Error::BadEndMagic`]). `None` where no trailer fits: the file is cut short.
+fn end_not_found(path: &Path, bytes: &[u8], header_len: usize, block_count: u64) -> Option<Error> {
+    // Whether a trailer at `t` fits: its block count the header's, its index just before it.
+    let fits = |t: usize| {
+        t + TRAILER <= bytes.len()
+            && t >= header_len
+            && format::read_u64(bytes, t + 8) == block_count
+            && (t as u64).checked_sub(block_count.saturating_mul(INDEX_ENTRY as u64))
+                == Some(format::read_u64(bytes, t))
+    };
+    let t = bytes.len() - TRAILER;
+    if fits(t) {
+        return Some(Error::BadEndMagic {
+            path: path.to_path_buf(),
+            found: String::from_utf8_lossy(&bytes[t + 16..t + 24]).into_owned(),
+        });
+    }
+    // The last end magic before the one the file's end puts, in a trailer fitting the header.
+    let magic_at = bytes
+        .get(header_len..t + 16 + END_MAGIC.len() - 1)?
+        .windows(END_MAGIC.len())
+        .enumerate()
+        .rev()
+        .filter(|(_, w)| *w == END_MAGIC)
+        .map(|(i, _)| header_len + i)
+        .find(|&m| m >= 16 && fits(m - 16))?;
+    Some(Error::TrailingBytes {
+        path: path.to_path_buf(),
+        size: bytes.len() as u64,
+        end: (magic_at - 16 + TRAILER) as u64,
+    })
+}
+
 impl Table {
     /// Opens and maps a table; validates the header (magic, version, header checksum, fields)
     /// and the trailer and the block index's position. Does not hash the whole file: see
@@ -121,8 +157,9 @@ impl Table {
     /// # Errors
     /// [`Error::Io`] (the file cannot be opened or mapped, or is not a regular file),
     /// [`Error::BadMagic`],
-    /// [`Error::UnsupportedVersion`], [`Error::Truncated`], [`Error::BadHeader`] (also: a
-    /// ctx-huffman model whose code lengths are not valid prefix codes).
+    /// [`Error::UnsupportedVersion`], [`Error::Truncated`], [`Error::TrailingBytes`] (bytes
+    /// appended), [`Error::BadEndMagic`], [`Error::BadHeader`] (also: a ctx-huffman model
+    /// whose code lengths are not valid prefix codes).
     pub fn open(path: &Path) -> Result<Table, Error> {
         if let Some(n) = path
             .file_name()
@@ -360,9 +397,10 @@ impl Table {
         }
         let t = bytes.len() - TRAILER;
         if bytes[t + 16..t + 24] != END_MAGIC {
-            return Err(truncated(
-                "the trailer is missing (file cut short or damaged)",
-            ));
+            return Err(end_not_found(path, bytes, header_len, header.block_count())
+                .unwrap_or_else(|| {
+                    truncated("the trailer is missing (file cut short or damaged)")
+                }));
         }
         let index_offset = format::read_u64(bytes, t);
         let block_count = format::read_u64(bytes, t + 8);
@@ -374,6 +412,12 @@ impl Table {
         }
         let expected_index = (t as u64).checked_sub(block_count.saturating_mul(INDEX_ENTRY as u64));
         if expected_index != Some(index_offset) || index_offset < header_len as u64 {
+            // A whole table with another appended after it ends with an end magic too.
+            if let Some(e @ Error::TrailingBytes { .. }) =
+                end_not_found(path, bytes, header_len, header.block_count())
+            {
+                return Err(e);
+            }
             return Err(bad(format!(
                 "block index at {index_offset} does not end at the trailer ({t})"
             )));
