@@ -66,17 +66,12 @@ pub fn frontier_bytes(positions: u64) -> u64 {
     positions / 4
 }
 
-/// Bytes one rank holds for `local` owned positions of a tier solved over several ranks:
-/// one cell and one frontier bit per position, in whole 64-bit words.
-pub(crate) fn rank_bytes(local: u64) -> u64 {
-    local + local.div_ceil(64) * 8
-}
-
 /// Bytes of memory one rank of `ranks` needs for its part of a tier of `positions`
-/// positions ([`solve_tier_local`](crate::distributed::solve_tier_local): cells, which
-/// become the scores, and frontier bits; lower tiers and exchange buffers not included).
+/// positions ([`solve_tier_local`](crate::distributed::solve_tier_local)): the arrays of the
+/// one-process solver for its range ([`tier_memory`]); lower tiers and exchange buffers not
+/// included.
 pub fn partition_memory(positions: u64, ranks: usize) -> u64 {
-    rank_bytes(positions.div_ceil(ranks.max(1) as u64)) + 4096
+    tier_memory(positions.div_ceil(ranks.max(1) as u64))
 }
 
 /// Bytes of memory [`generate`](crate::generate) needs on one rank to solve a tier
@@ -402,7 +397,7 @@ mod tests {
             (1 << 20) + (1 << 18) + 1024 + 8192 + 4096
         );
         assert_eq!(verify_memory(1 << 20), (1 << 20) + (1 << 18) + 8192 + 4096);
-        assert_eq!(partition_memory(1000, 3), 334 + 6 * 8 + 4096);
+        assert_eq!(partition_memory(1000, 3), tier_memory(334));
         assert_eq!(generate_tier_memory(1000, 1), tier_memory(1000));
         assert_eq!(
             generate_tier_memory(1000, 3),
