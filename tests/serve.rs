@@ -874,3 +874,18 @@ fn a_name_is_resolved_and_an_address_not_loopback_is_warned_of() {
         "{e}"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn sigint_as_soon_as_the_url_is_printed_stops_the_server_cleanly() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), 2);
+    for _ in 0..10 {
+        let mut server = Server::start(tmp.path());
+        // SAFETY: sending a signal to the child process this test started.
+        let sent = unsafe { libc::kill(server.child.id() as libc::pid_t, libc::SIGINT) };
+        assert_eq!(sent, 0);
+        let status = server.child.wait().unwrap();
+        assert!(status.success(), "{status}");
+    }
+}

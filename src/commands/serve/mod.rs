@@ -189,6 +189,7 @@ async fn serve(args: Args, oracle: Arc<Oracle>) -> anyhow::Result<()> {
         );
     }
     let hosts = Arc::new(Hosts::new(addr, &args.addr.text));
+    let stop = stop_signal();
     let url = format!("http://{addr}/");
     let tiers = oracle.tiers();
     let cap = connection_cap(tiers.len());
@@ -205,7 +206,6 @@ async fn serve(args: Args, oracle: Arc<Oracle>) -> anyhow::Result<()> {
     let permits = Arc::new(Semaphore::new(cap));
     let (stopping, stop_rx) = tokio::sync::watch::channel(false);
     let mut connections = tokio::task::JoinSet::new();
-    let stop = stop_signal();
     tokio::pin!(stop);
     loop {
         tokio::select! {
@@ -281,28 +281,39 @@ fn refuse(stream: tokio::net::TcpStream, cap: usize) {
     let _ = stream.try_write(answer.as_bytes());
 }
 
-/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
-async fn stop_signal() {
-    let ctrl_c = async {
-        // An error here means no handler could be installed: then only SIGTERM stops.
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
+/// A future that resolves on SIGINT (Ctrl-C) or SIGTERM. The handlers are installed when
+/// this is called, not when the future is first polled: a signal sent as soon as the URL is
+/// printed stops the server cleanly instead of ending the process.
+fn stop_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+    {
+        use tokio::signal::unix::{signal, Signal, SignalKind};
+        // An error here means no handler could be installed: then that signal does not stop
+        // the server cleanly, the other still does.
+        let interrupt = signal(SignalKind::interrupt()).ok();
+        let terminate = signal(SignalKind::terminate()).ok();
+        async fn received(s: Option<Signal>) {
+            match s {
+                Some(mut s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending::<()>().await,
             }
-            Err(_) => std::future::pending::<()>().await,
         }
-    };
+        async move {
+            tokio::select! {
+                () = received(interrupt) => {},
+                () = received(terminate) => {},
+            }
+        }
+    }
     #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = term => {},
+    {
+        async {
+            if tokio::signal::ctrl_c().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
     }
 }
 
