@@ -59,6 +59,17 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let manifest = Manifest::load(dir)?;
     let rules = resolve_rules(dir, manifest.as_ref(), args.rules)?;
     let tiers = expected_tiers(dir, manifest.as_ref())?;
+    if tiers.is_empty() {
+        anyhow::bail!(
+            "no tables in {}: no tier-NN.owt{}, nothing to verify",
+            dir.display(),
+            if manifest.is_some() {
+                " and a manifest that records none"
+            } else {
+                " and no manifest.json"
+            }
+        );
+    }
     let t0 = Instant::now();
     let bars = Bars::new(args.quiet || args.json, 0, "verify", solve_phase);
     let checked = check_tiers(dir, manifest.as_ref(), &rules, &tiers, &bars);
@@ -112,9 +123,6 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         crate::output::outln!("directory {}, rules {rules}", dir.display())?;
         if no_manifest {
             crate::output::outln!("FAILED: no manifest.json in {}", dir.display())?;
-        }
-        if checked.is_empty() {
-            crate::output::outln!("FAILED: no tables in {}", dir.display())?;
         }
         for c in &checked {
             crate::output::outln!("{}", line(c))?;

@@ -175,28 +175,21 @@ struct View<'a> {
     range: RangeInclusive<u8>,
     /// The line of the current tier's distance table, printed after the tier's.
     pending: std::sync::Mutex<Option<String>>,
-    /// The first write to standard output that failed, returned once the verification ends.
-    failed: std::sync::Mutex<Option<std::io::Error>>,
 }
 
 impl View<'_> {
+    /// Prints a line of the report. The first write to standard output that fails (a full
+    /// disk, `> /dev/full`) ends the run at once, with one line on stderr and exit status
+    /// 1: what it would print next could not be read either. A manifest write in flight
+    /// finishes first, and no temporary file stays ([`crate::signals::cancel`]).
     fn out(&self, s: String) {
         if self.print {
             if let Err(e) = self.bars.suspend(|| crate::output::outln!("{s}")) {
-                let mut failed = self.failed.lock().unwrap_or_else(|p| p.into_inner());
-                failed.get_or_insert(e);
+                crate::signals::cancel().cancel();
+                self.bars.finish();
+                crate::output::errln!("error: {e}");
+                std::process::exit(1);
             }
-        }
-    }
-
-    /// Whether every line printed reached standard output.
-    ///
-    /// # Errors
-    /// The first write to standard output that failed.
-    fn written(&self) -> std::io::Result<()> {
-        match self.failed.lock().unwrap_or_else(|p| p.into_inner()).take() {
-            Some(e) => Err(e),
-            None => Ok(()),
         }
     }
 }
@@ -326,7 +319,6 @@ pub(super) fn verify_deep(
         print,
         range,
         pending: std::sync::Mutex::new(None),
-        failed: std::sync::Mutex::new(None),
     };
     let report: DeepReport = oware_solver::verify_deep(comm, &opts, &view)?;
     if !report.started() {
@@ -349,7 +341,6 @@ pub(super) fn verify_deep(
     if let Some(why) = &report.not_recorded {
         view.out(format!("not recorded as verified in the manifest: {why}"));
     }
-    view.written()?;
     Ok(DeepResult {
         ok: report.is_ok(),
         recorded: report.recorded.clone(),
@@ -381,6 +372,18 @@ pub(super) fn run(comm: &dyn Comm, args: &Args) -> anyhow::Result<ExitCode> {
         Some(t) => one_range(&t.resolve(top), top)?,
         None => 0..=top,
     };
+    // Tiers above the highest there are named before any memory is planned for them.
+    if *range.end() > top {
+        let (first, b) = (top + 1, *range.end());
+        anyhow::bail!(
+            "missing tier{} {}: {} holds tiers up to {top}, and deep verification of tiers \
+             {}..={b} needs every tier 0..={b}",
+            if first == b { "" } else { "s" },
+            super::tier_ranges(&(first..=b).collect::<Vec<_>>()),
+            dir.display(),
+            range.start()
+        );
+    }
     let total: u64 = (0..=*range.end())
         .map(|n| tier_size(n, IndexKind::Reachable))
         .sum();
