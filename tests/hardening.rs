@@ -266,7 +266,7 @@ fn a_count_with_a_sign_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     generate(tmp.path(), "abapa", 2);
     let d = tmp.path().to_str().unwrap();
-    let line = one_error(&run(&["probe", "--dir", d, "+1 0 0 0 0 0 0 0 0 0 0 1"]), 1);
+    let line = one_error(&run(&["probe", "--dir", d, "+1 0 0 0 0 0 0 0 0 0 0 1"]), 2);
     assert!(line.contains("field 1") && line.contains("`+1`"), "{line}");
 }
 
@@ -734,7 +734,7 @@ fn probe_usage_errors_exit_2_and_json_errors_are_json() {
     );
     // Any other error too.
     let o = run(&["probe", "--dir", d, "--json", "1 x"]);
-    one_error(&o, 1);
+    one_error(&o, 2);
     let v: Value = serde_json::from_slice(&o.stdout).expect("a JSON error");
     assert!(v["error"].as_str().unwrap().contains("bad position"), "{v}");
 }
@@ -868,7 +868,7 @@ fn a_full_standard_output_is_an_error_and_a_full_standard_error_is_ignored() {
         .stdout(full())
         .output()
         .unwrap();
-    let line = one_error(&o, 1);
+    let line = one_error(&o, 2);
     assert!(line.starts_with("error: bad position"), "{line}");
     let g = tmp.path().join("g");
     let o = support::oware()

@@ -1,8 +1,10 @@
 //! `oware probe`: the exact score of a position and of every move, or a batch on stdin.
 
+use std::collections::BTreeMap;
 use std::io::{self, BufRead, BufWriter, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::{PoisonError, RwLock};
 
 use oware_db::{Position, Rules, Tablebase};
 use rayon::prelude::*;
@@ -64,8 +66,8 @@ fn parse_plies(s: &str) -> Result<usize, String> {
 /// for a missing tier, as the API's answers.
 ///
 /// # Errors
-/// The tables cannot be opened or probed, or the position does not parse;
-/// [`super::common::Usage`] for `--line` or `--captured` with `-`.
+/// The tables cannot be opened or probed; [`super::common::Usage`] for a position that
+/// does not parse, and for `--line` or `--captured` with `-`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let result = probe(&args);
     if let (true, Err(e)) = (args.json, &result) {
@@ -122,7 +124,9 @@ fn probe(args: &Args) -> anyhow::Result<ExitCode> {
         );
     }
     let text = args.position.join(" ");
-    let p: Position = text.parse()?;
+    // A position that does not parse is a value out of range, as `-1` given as a word of
+    // its own is to clap: a usage error (exit status 2), whichever way it is written.
+    let p: Position = text.parse().map_err(|e| Usage(format!("{e}")))?;
     let captured = args.captured;
     if let Some(c) = captured {
         check_captured(&p, c)?;
@@ -392,6 +396,9 @@ fn batch(tb: &Tablebase, json: bool) -> anyhow::Result<ExitCode> {
     let mut out = BufWriter::with_capacity(1 << 16, crate::output::stdout());
     let mut line_no = 0usize;
     let mut failed = 0usize;
+    // The error of each tier found missing, by tier: a later line of that tier gets it
+    // without looking for the table again (the run answers as the directory was then).
+    let missing: RwLock<BTreeMap<u8, String>> = RwLock::new(BTreeMap::new());
     loop {
         let mut lines = Vec::with_capacity(BATCH_LINES);
         for _ in 0..BATCH_LINES {
@@ -419,7 +426,21 @@ fn batch(tb: &Tablebase, json: bool) -> anyhow::Result<ExitCode> {
                     .trim()
                     .parse::<Position>()
                     .map_err(|e| oware_db::shorten_quotes(&e.to_string()))?;
-                let v = tb.score(&p).map_err(|e| format!("{e}"))?;
+                let known = missing.read().unwrap_or_else(PoisonError::into_inner);
+                if let Some(e) = known.get(&p.seeds()) {
+                    return Err(e.clone());
+                }
+                drop(known);
+                let v = tb.score(&p).map_err(|e| {
+                    let message = e.to_string();
+                    if let oware_db::Error::MissingTier { tier, .. } = e {
+                        missing
+                            .write()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .insert(tier, message.clone());
+                    }
+                    message
+                })?;
                 Ok((p, v))
             })
             .collect();
