@@ -125,6 +125,16 @@ fn a_stray_table_of_other_rules_is_named_and_the_advice_agrees() {
         err.ends_with("use another directory or --rules abapa"),
         "{err}"
     );
+    // A probe that meets it names it too.
+    let err = error_line(&["probe", "--dir", d, "0,0,0,0,0,9,0,0,0,0,0,0"], 1);
+    assert!(
+        err.contains(&format!(
+            ": {} is built under `awari` in a directory of tables under `abapa`; move it out \
+             of {d} or remove it",
+            stray.display()
+        )),
+        "{err}"
+    );
     // Following the advice works.
     std::fs::remove_file(&stray).unwrap();
     ok(&["generate", "-q", "--dir", d, "--max-seeds", "9"]);

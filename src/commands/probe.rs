@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{PoisonError, RwLock};
 
+use oware_db::table::Table;
 use oware_db::{Position, Rules, Tablebase};
 use rayon::prelude::*;
 use serde_json::json;
@@ -147,6 +148,28 @@ fn probe(args: &Args) -> anyhow::Result<ExitCode> {
                     command,
                 }
                 .into()
+            }
+            // The directory's rules are `rules` (its manifest's, or its lowest table's): a
+            // table of other rules among the tiers probed is a stray file, named.
+            oware_db::Error::RulesMismatch { table, .. } => {
+                let strays: Vec<String> = (0..=p.seeds())
+                    .map(|n| tb.tier_path(n))
+                    .filter(|f| Table::open(f).is_ok_and(|t| t.rules() == table))
+                    .map(|f| f.display().to_string())
+                    .collect();
+                if strays.is_empty() {
+                    return error.into();
+                }
+                let one = strays.len() == 1;
+                anyhow::anyhow!(
+                    "{error}: {} {} built under `{table}` in a directory of tables under \
+                     `{rules}`; move {} out of {} or remove {}",
+                    strays.join(", "),
+                    if one { "is" } else { "are" },
+                    if one { "it" } else { "them" },
+                    args.dir.display(),
+                    if one { "it" } else { "them" },
+                )
             }
             e => e.into(),
         }
