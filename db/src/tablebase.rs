@@ -278,7 +278,7 @@ impl Tablebase {
     /// # Errors
     /// [`Error::TierOutOfRange`] for `n` over 48, [`Error::MissingTier`],
     /// [`Error::RulesMismatch`], [`Error::BadHeader`] (the file holds another tier),
-    /// [`Error::Manifest`] (it disagrees with the manifest), and every error of
+    /// [`Error::TableChanged`] (it disagrees with the manifest), and every error of
     /// [`Table::open`].
     pub fn table(&self, n: u8) -> Result<&Table, Error> {
         let Some(cell) = self.tables.get(usize::from(n)) else {
