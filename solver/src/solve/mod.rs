@@ -228,6 +228,9 @@ struct Ctx<'a> {
     start: u64,
     /// Over several ranks, where the updates of other ranks' positions go (`ranks.rs`).
     ranked: Option<&'a ranks::Outbox>,
+    /// Set when a position is marked in the frontier bits, cleared when a sweep starts: a
+    /// sweep is made only when there may be something to take.
+    marked: AtomicBool,
 }
 
 impl Ctx<'_> {
@@ -257,6 +260,9 @@ impl Ctx<'_> {
         let dirty = &self.dirty[j as usize / DIRTY];
         if !dirty.load(Ordering::SeqCst) {
             dirty.store(true, Ordering::SeqCst);
+        }
+        if !self.marked.load(Ordering::Relaxed) {
+            self.marked.store(true, Ordering::Relaxed);
         }
     }
 
@@ -837,6 +843,7 @@ fn solve_placed(
         tuning,
         start: place.start,
         ranked: place.outbox(),
+        marked: AtomicBool::new(false),
     };
     let mut exchanged = ranks::Exchanged::default();
     let mut stats = SolveStats {
@@ -903,17 +910,20 @@ fn solve_placed(
     Ok((scores, stats, exchanged))
 }
 
-/// Frontier sweeps at level `k` until one takes nothing: how many were made.
+/// Frontier sweeps at level `k` while positions were marked since the last one and it took
+/// some: how many were made.
 fn sweeps(ctx: &Ctx<'_>, k: i8, progress: &dyn Progress) -> u64 {
     let mut made = 0;
-    loop {
+    // Phases are separated by rayon's joins: every mark of the last one is seen here.
+    while ctx.marked.swap(false, Ordering::Relaxed) {
         let taken = sweep(ctx, k);
         made += 1;
         progress.advance(taken);
         if taken == 0 {
-            return made;
+            break;
         }
     }
+    made
 }
 
 /// The levels decided in rounds (`rounds.rs`), keeping the distances plus one of the
@@ -1133,6 +1143,8 @@ fn sweep(ctx: &Ctx<'_>, k: i8) -> u64 {
                     // Over several ranks, left for after the next exchange when the updates
                     // for other ranks fill their room.
                     if ctx.outbox_full() {
+                        // What is left waits for the next sweep.
+                        ctx.marked.store(true, Ordering::Relaxed);
                         break;
                     }
                     // Marks made after this swap set the flag again, so they are swept next

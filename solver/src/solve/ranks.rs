@@ -28,6 +28,7 @@ use crate::distributed::{
     lowest_rank_where, Comm, LocalScores, Partition, PartitionConfig, PartitionStats, RankLower,
 };
 use crate::error::{AllocError, SolveError};
+use crate::prefetch::prefetch;
 use crate::progress::Progress;
 
 /// Updates a task queues for one rank before it hands them to the outbox.
@@ -35,6 +36,9 @@ const QUEUED: usize = 1024;
 
 /// Received updates per parallel work item.
 const APPLY_CHUNK: usize = 1 << 12;
+
+/// How many received updates ahead a cell is prefetched.
+const PREFETCH_AHEAD: usize = 32;
 
 /// Where a tier is solved: the whole of it in this process, or one rank's range.
 pub(crate) struct Place<'a> {
@@ -133,6 +137,9 @@ pub(crate) struct Exchanged {
 /// is low.
 pub(crate) struct Outbox {
     part: Partition,
+    /// The first index of every rank after the first, ascending: the owner of an index is
+    /// the number of them at or below it (no division per update).
+    starts: Vec<u64>,
     buckets: Vec<Mutex<Vec<u64>>>,
     /// Updates in the buckets.
     queued: AtomicU64,
@@ -158,6 +165,7 @@ impl Outbox {
     fn new(part: Partition, room: u64) -> Self {
         Outbox {
             part,
+            starts: (1..part.ranks()).map(|r| part.start(r)).collect(),
             buckets: (0..part.ranks()).map(|_| Mutex::new(Vec::new())).collect(),
             queued: AtomicU64::new(0),
             room,
@@ -173,7 +181,8 @@ impl Outbox {
     /// Queues the update of the parent of index `g` by a child decided low or high.
     #[inline]
     pub fn send(&self, queued: &mut Queued, g: u64, child_low: bool) {
-        let d = self.part.owner(g);
+        let d = self.starts.partition_point(|&s| s <= g);
+        debug_assert_eq!(d, self.part.owner(g));
         let list = &mut queued.0[d];
         list.push(g << 1 | u64::from(child_low));
         if list.len() >= QUEUED {
@@ -226,7 +235,7 @@ impl Ranks<'_> {
         let me = self.comm.rank();
         loop {
             // Marks left by sweeps that stopped on a full outbox.
-            let local = ctx.dirty.iter().any(|f| f.load(Ordering::Relaxed));
+            let local = ctx.marked.load(Ordering::Relaxed);
             let buckets = self.outbox.drain();
             let longest = buckets.iter().map(Vec::len).max().unwrap_or(0);
             let need = (longest.div_ceil(self.per_dest) as u64).max(u64::from(local));
@@ -282,7 +291,15 @@ fn apply_received(ctx: &Ctx<'_>, k: i8, updates: &[u64]) -> u64 {
             |work, chunk| {
                 work.budget = ctx.tuning.budget;
                 let mut taken = 0;
-                for &u in chunk {
+                for (i, &u) in chunk.iter().enumerate() {
+                    // The cells are read at random: each one a few updates ahead is fetched
+                    // while these are applied.
+                    if let Some(&ahead) = chunk.get(i + PREFETCH_AHEAD) {
+                        let a = (ahead >> 1).wrapping_sub(ctx.start) as usize;
+                        if let Some(cell) = ctx.cells.get(a) {
+                            prefetch(cell);
+                        }
+                    }
                     let j = (u >> 1).wrapping_sub(ctx.start);
                     debug_assert!(j < ctx.cells.len() as u64, "an update for another rank");
                     if let Some(low) = ctx.act(j, u & 1 == 1, k) {
