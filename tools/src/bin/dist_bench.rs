@@ -69,12 +69,14 @@ fn main() -> Result<(), Box<dyn Error>> {
             Some(v) if n < from => v,
             _ => {
                 let t = Instant::now();
-                let (scores, _) = solve_tier(&rules, n, &lower, &NoProgress)?;
+                let (scores, st) = solve_tier(&rules, n, &lower, &NoProgress)?;
                 let secs = t.elapsed().as_secs_f64();
                 if n >= from {
                     println!(
-                        "{n} {positions} single {secs:.2} {:.2} - - -",
-                        positions as f64 / secs / 1e6
+                        "{n} {positions} single {secs:.2} {:.2} - - - - - {:.1}/{:.1}/0.0/0.0",
+                        positions as f64 / secs / 1e6,
+                        st.init_seconds,
+                        st.scan_seconds + st.sweep_seconds
                     );
                 }
                 let v = scores.to_vec();
