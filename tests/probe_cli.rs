@@ -76,6 +76,20 @@ fn stored(p: &Position) -> i8 {
 
 const P: &str = "2 1 0 0 3 0 1 0 1 0 0 0"; // 8 seeds, reachable
 
+/// The category of a score, as the probe names it.
+fn cat(score: i64) -> &'static str {
+    match score.signum() {
+        1 => "win",
+        0 => "draw",
+        _ => "loss",
+    }
+}
+
+/// A batch's line for position `p` of the synthetic tables (which have no distances).
+fn row(p: &str, score: i8) -> String {
+    format!("{p}\t{score}\t{}\t-", cat(score.into()))
+}
+
 #[test]
 fn probe_text_and_json() {
     let dir = tempfile::tempdir().unwrap();
@@ -95,12 +109,7 @@ fn probe_text_and_json() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["score"], i64::from(want));
-    let cat = match want.signum() {
-        1 => "win",
-        0 => "draw",
-        _ => "loss",
-    };
-    assert_eq!(v["category"], cat);
+    assert_eq!(v["category"], cat(want.into()));
     assert_eq!(v["game_over"], false);
     assert_eq!(v["position"], P);
     let moves = v["moves"].as_array().unwrap();
@@ -149,10 +158,10 @@ fn batch_mode_reports_bad_lines_and_goes_on() {
     let lines: Vec<&str> = s.lines().collect();
     assert_eq!(lines.len(), 4, "{s}");
     let p: Position = P.parse().unwrap();
-    assert_eq!(lines[0], format!("{P}\t{}", stored(&p)));
+    assert_eq!(lines[0], row(P, stored(&p)));
     assert!(lines[1].contains("error: line 2"), "{s}");
     let q: Position = good2.parse().unwrap();
-    assert_eq!(lines[2], format!("{good2}\t{}", stored(&q)));
+    assert_eq!(lines[2], row(good2, stored(&q)));
     // Tier 18 is missing: an error for that line only.
     assert!(
         lines[3].contains("error: line 4") && lines[3].contains("tier-18.owt"),
@@ -189,7 +198,7 @@ fn batch_mode_reports_bad_lines_and_goes_on() {
     let s = text(&out.stdout);
     let lines: Vec<&str> = s.lines().collect();
     assert_eq!(lines.len(), 4, "{}", &s[..s.len().min(500)]);
-    assert_eq!(lines[0], format!("{P}\t{}", stored(&p)));
+    assert_eq!(lines[0], row(P, stored(&p)));
     assert!(
         lines[1].ends_with("\terror: line 2: not UTF-8 text"),
         "{}",
@@ -202,7 +211,7 @@ fn batch_mode_reports_bad_lines_and_goes_on() {
             "7".repeat(100)
         )
     );
-    assert_eq!(lines[3], format!("{good2}\t{}", stored(&q)));
+    assert_eq!(lines[3], row(good2, stored(&q)));
     assert!(text(&out.stderr).contains("2 of 4 lines failed"));
 
     // The cap counts the text, not its end of line: 4,096 bytes then `\n` or `\r\n` are
@@ -224,7 +233,7 @@ fn batch_mode_reports_bad_lines_and_goes_on() {
             )
         );
     }
-    assert_eq!(lines[2], format!("{good2}\t{}", stored(&q)));
+    assert_eq!(lines[2], row(good2, stored(&q)));
 }
 
 #[test]
@@ -282,4 +291,79 @@ fn info_text_and_json() {
     let out = oware(&["info", "--dir", d], None);
     assert!(!out.status.success());
     assert!(text(&out.stdout).contains("BAD"), "{}", text(&out.stdout));
+}
+
+/// The batch gives, per line, what the single probe gives: the score, its category and the
+/// distance (`-` where there is none), or in JSON the single probe's fields but the moves;
+/// blank lines are skipped.
+#[test]
+fn batch_lines_carry_category_and_distance() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    support::ok(&["generate", "--quiet", "--dir", d, "--max-seeds", "6"]);
+    let positions = [
+        "2 1 0 0 3 0 0 0 0 0 0 0",
+        "0 0 0 0 0 1 1 0 0 0 0 0",
+        "1 1 1 1 1 1 0 0 0 0 0 0",
+        "0 0 0 0 0 0 0 3 0 1 0 0",
+        "1 0 0 0 0 0 0 0 0 0 0 1",
+        "0 0 1 0 0 2 0 1 0 0 0 2",
+        "4 0 0 0 0 0 0 0 0 0 0 1",
+    ];
+    let input = format!("\n{}\n  \n\r\n", positions.join("\n\n"));
+    let out = oware(&["probe", "--dir", d, "-"], Some(&input));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let batch = text(&out.stdout);
+    let out = oware(&["probe", "--dir", d, "--json", "-"], Some(&input));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let json = text(&out.stdout);
+    let (lines, objects): (Vec<&str>, Vec<&str>) =
+        (batch.lines().collect(), json.lines().collect());
+    assert_eq!(lines.len(), positions.len(), "{batch}");
+    assert_eq!(objects.len(), positions.len(), "{json}");
+    let mut distances = 0;
+    for (k, p) in positions.iter().enumerate() {
+        let out = oware(&["probe", "--dir", d, "--json", p], None);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let mut single: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let distance = match &single["distance"] {
+            serde_json::Value::Null => "-".to_string(),
+            n => {
+                distances += 1;
+                n.to_string()
+            }
+        };
+        let want = format!(
+            "{}\t{}\t{}\t{distance}",
+            single["position"].as_str().unwrap(),
+            single["score"],
+            single["category"].as_str().unwrap()
+        );
+        assert_eq!(lines[k], want, "{batch}");
+        single.as_object_mut().unwrap().remove("moves");
+        let object: serde_json::Value = serde_json::from_str(objects[k]).unwrap();
+        assert_eq!(object, single, "{json}");
+    }
+    assert!(distances > 0, "{batch}");
+
+    // Without distance tables: `-`, and in JSON the note of the single probe.
+    let dir = tempfile::tempdir().unwrap();
+    build(dir.path(), &Rules::ABAPA);
+    let d = dir.path().to_str().unwrap();
+    let p: Position = P.parse().unwrap();
+    let input = format!("{P}\n").repeat(3);
+    let out = oware(&["probe", "--dir", d, "--json", "-"], Some(&input));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let single = oware(&["probe", "--dir", d, "--json", P], None);
+    let mut single: serde_json::Value = serde_json::from_slice(&single.stdout).unwrap();
+    single.as_object_mut().unwrap().remove("moves");
+    assert_eq!(
+        stored(&p) != 0,
+        single.get("distance_note").is_some(),
+        "{single}"
+    );
+    for line in text(&out.stdout).lines() {
+        let object: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(object, single);
+    }
 }

@@ -99,6 +99,52 @@ pub struct ProbeJson {
     pub seeds: u8,
 }
 
+/// A position of a batch probe (`oware probe -` with `--json`): the fields of [`ProbeJson`]
+/// that need no move probed (no `moves`, `line` nor `outcome`).
+#[derive(Serialize)]
+pub struct BatchJson {
+    /// `win`, `draw` or `loss` of `score`.
+    pub category: &'static str,
+    /// The position's distance to conversion in plies: `null` for a score of 0, or when it
+    /// cannot be had (see `distance_note`).
+    pub distance: Option<u16>,
+    /// Why the distance is missing where the score is not 0 (the tier has no distance
+    /// table, or it cannot be read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub distance_note: Option<String>,
+    /// The side to move has no legal move (as in [`ProbeJson`]).
+    pub game_over: bool,
+    /// The position, canonical.
+    pub position: String,
+    /// The rules of the tables.
+    pub rules: String,
+    /// The position's score for the side to move.
+    pub score: i8,
+    /// The seeds on the board.
+    pub seeds: u8,
+}
+
+/// A position of a batch probe: `position`, `rules`, `seeds`, `score`, `category`,
+/// `game_over` and its `distance` (or the note of why there is none).
+pub fn batch_json(
+    p: &Position,
+    rules: &str,
+    score: i8,
+    distance: &Result<Option<u16>, String>,
+    game_over: bool,
+) -> BatchJson {
+    BatchJson {
+        category: category(score.into()),
+        distance: distance.as_ref().ok().copied().flatten(),
+        distance_note: distance.as_ref().err().cloned(),
+        game_over,
+        position: p.to_string(),
+        rules: rules.to_string(),
+        score,
+        seeds: p.seeds(),
+    }
+}
+
 /// A probed position: `position`, `rules`, `seeds`, `score`, `category`, `game_over` (no
 /// move), its `distance` (or the note of why there is none) and its `moves`, best first (no
 /// `line` nor `outcome` yet).

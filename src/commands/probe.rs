@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use serde_json::json;
 
 use super::common::{check_captured, open_tablebase, parse_captured, Captured, Usage};
-use super::json::{category, move_json, outcome_json, probe_json};
+use super::json::{batch_json, category, move_json, outcome_json, probe_json};
 
 /// Arguments of `oware probe`.
 #[derive(clap::Args)]
@@ -44,7 +44,8 @@ pub struct Args {
     #[arg(long, value_name = "A,B", value_parser = parse_captured)]
     pub captured: Option<Captured>,
     /// The position: 12 house counts, mover's houses first (one argument or twelve), or `-`
-    /// to read one position per line from stdin and print `position<TAB>score` lines.
+    /// to read one position per line from stdin and print
+    /// `position<TAB>score<TAB>category<TAB>distance` lines (blank lines skipped).
     /// Flags may come before or after it.
     #[arg(required = true, num_args = 1..)]
     pub position: Vec<String>,
@@ -224,13 +225,18 @@ fn probe(args: &Args) -> anyhow::Result<ExitCode> {
 /// The distance to conversion of `p`, or the one-line note of why it cannot be had (the
 /// score is answered all the same).
 pub(crate) fn distance_or_note(tb: &Tablebase, p: &Position) -> Result<Option<u16>, String> {
-    tb.distance(p).map_err(|e| match e {
+    tb.distance(p).map_err(distance_note)
+}
+
+/// The one-line note of why a distance cannot be had.
+fn distance_note(e: oware_db::Error) -> String {
+    match e {
         oware_db::Error::MissingDistances { tier, .. } => format!(
             "tier {tier} has no distance table (generated with --no-distance, or too large \
              for distances): moves are ordered by score, then house"
         ),
         e => format!("distance unavailable: {e}"),
-    })
+    }
 }
 
 /// A distance for the text tables: the plies, or `-` for none.
@@ -410,18 +416,119 @@ fn read_line_capped(input: &mut impl BufRead, cap: usize) -> io::Result<Option<L
     }))
 }
 
-/// Batch mode: one position per line on stdin, `position<TAB>score` per line on stdout; a
-/// bad line prints `<line><TAB>error: line N: ...` and the run goes on. With `json`, each
-/// line is an object instead: `{"position", "score"}`, or `{"line", "input", "error"}`.
+/// The answer to one line of a batch.
+enum Answer {
+    /// A blank line: skipped, nothing printed.
+    Blank,
+    /// A position probed: its score, its distance (or the note of why there is none) and
+    /// whether the game is over.
+    Probed {
+        p: Position,
+        score: i8,
+        distance: Result<Option<u16>, String>,
+        game_over: bool,
+    },
+}
+
+/// What a batch remembers of the tiers it found lacking, by tier: a later line of such a
+/// tier gets the same answer without looking for the file again (the run answers as the
+/// directory was then).
+#[derive(Default)]
+struct Lacking {
+    /// The error of each tier found missing.
+    tables: RwLock<BTreeMap<u8, String>>,
+    /// The note of each tier found without a distance table.
+    distances: RwLock<BTreeMap<u8, String>>,
+}
+
+impl Lacking {
+    /// What `map` remembers of tier `n`.
+    fn get(map: &RwLock<BTreeMap<u8, String>>, n: u8) -> Option<String> {
+        map.read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&n)
+            .cloned()
+    }
+
+    /// Remembers `message` for tier `n` in `map`.
+    fn put(map: &RwLock<BTreeMap<u8, String>>, n: u8, message: &str) {
+        map.write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(n, message.to_string());
+    }
+}
+
+/// Probes one line of a batch: its score, category and distance, the tables and distance
+/// tables found lacking remembered in `lacking`.
+///
+/// # Errors
+/// The line is not a position (the message as printed after `error: line N: `), or its
+/// score cannot be had.
+fn probe_line(tb: &Tablebase, line: &Line, lacking: &Lacking) -> Result<Answer, String> {
+    let s = match line {
+        Line::Text(s) => s,
+        Line::NotText(_) => return Err("not UTF-8 text".to_string()),
+        Line::Long(_) => return Err(format!("longer than {MAX_LINE} bytes, not a position")),
+    };
+    if s.trim().is_empty() {
+        return Ok(Answer::Blank);
+    }
+    let p = s
+        .trim()
+        .parse::<Position>()
+        .map_err(|e| oware_db::shorten_quotes(&e.to_string()))?;
+    let n = p.seeds();
+    if let Some(e) = Lacking::get(&lacking.tables, n) {
+        return Err(e);
+    }
+    let score = tb.score(&p).map_err(|e| {
+        let message = e.to_string();
+        if let oware_db::Error::MissingTier { tier, .. } = e {
+            Lacking::put(&lacking.tables, tier, &message);
+        }
+        message
+    })?;
+    let game_over = p.moves(tb.rules()).is_empty();
+    // A score of 0 has no distance, and an ended game needs no table: only a nonzero score
+    // with a move looks for the tier's distance table.
+    let distance = match Lacking::get(&lacking.distances, n) {
+        Some(note) if score != 0 && !game_over => Err(note),
+        _ => tb.distance(&p).map_err(|e| {
+            let missing = match e {
+                oware_db::Error::MissingDistances { tier, .. } => Some(tier),
+                _ => None,
+            };
+            let note = distance_note(e);
+            if let Some(tier) = missing {
+                Lacking::put(&lacking.distances, tier, &note);
+            }
+            note
+        }),
+    };
+    Ok(Answer::Probed {
+        p,
+        score,
+        distance,
+        game_over,
+    })
+}
+
+/// Batch mode: one position per line on stdin, `position<TAB>score<TAB>category<TAB>distance`
+/// per line on stdout (the distance `-` where there is none); a blank line is skipped, a bad
+/// line prints `<line><TAB>error: line N: ...` and the run goes on. With `json`, each line is
+/// an object instead: the fields of `probe --json` but the moves ([`BatchJson`]), or
+/// `{"line", "input", "error"}`.
+///
+/// [`BatchJson`]: super::json::BatchJson
 fn batch(tb: &Tablebase, json: bool) -> anyhow::Result<ExitCode> {
     let stdin = io::stdin();
     let mut input = stdin.lock();
     let mut out = BufWriter::with_capacity(1 << 16, crate::output::stdout());
+    let rules = tb.rules().to_string();
     let mut line_no = 0usize;
+    let mut probed = 0usize;
     let mut failed = 0usize;
-    // The error of each tier found missing, by tier: a later line of that tier gets it
-    // without looking for the table again (the run answers as the directory was then).
-    let missing: RwLock<BTreeMap<u8, String>> = RwLock::new(BTreeMap::new());
+    let lacking = Lacking::default();
     loop {
         let mut lines = Vec::with_capacity(BATCH_LINES);
         for _ in 0..BATCH_LINES {
@@ -435,61 +542,45 @@ fn batch(tb: &Tablebase, json: bool) -> anyhow::Result<ExitCode> {
         }
         let first = line_no + 1;
         line_no += lines.len();
-        let results: Vec<Result<(Position, i8), String>> = lines
+        let results: Vec<Result<Answer, String>> = lines
             .par_iter()
-            .map(|line| {
-                let s = match line {
-                    Line::Text(s) => s,
-                    Line::NotText(_) => return Err("not UTF-8 text".to_string()),
-                    Line::Long(_) => {
-                        return Err(format!("longer than {MAX_LINE} bytes, not a position"))
-                    }
-                };
-                let p = s
-                    .trim()
-                    .parse::<Position>()
-                    .map_err(|e| oware_db::shorten_quotes(&e.to_string()))?;
-                let known = missing.read().unwrap_or_else(PoisonError::into_inner);
-                if let Some(e) = known.get(&p.seeds()) {
-                    return Err(e.clone());
-                }
-                drop(known);
-                let v = tb.score(&p).map_err(|e| {
-                    let message = e.to_string();
-                    if let oware_db::Error::MissingTier { tier, .. } = e {
-                        missing
-                            .write()
-                            .unwrap_or_else(PoisonError::into_inner)
-                            .insert(tier, message.clone());
-                    }
-                    message
-                })?;
-                Ok((p, v))
-            })
+            .map(|line| probe_line(tb, line, &lacking))
             .collect();
-        let echoes: Vec<String> = lines.iter().map(Line::echo).collect();
-        for (k, (r, s)) in results.into_iter().zip(&echoes).enumerate() {
-            match (r, json) {
-                (Ok((p, v)), false) => writeln!(out, "{p}\t{v}")?,
-                (Ok((p, v)), true) => {
-                    let o = json!({ "position": p.to_string(), "score": v });
-                    writeln!(out, "{o}")?;
+        for (k, (r, line)) in results.into_iter().zip(&lines).enumerate() {
+            match r {
+                Ok(Answer::Blank) => {}
+                Ok(Answer::Probed {
+                    p,
+                    score,
+                    distance,
+                    game_over,
+                }) => {
+                    probed += 1;
+                    if json {
+                        let o = batch_json(&p, &rules, score, &distance, game_over);
+                        writeln!(out, "{}", serde_json::to_string(&o)?)?;
+                    } else {
+                        let d = plies(distance.ok().flatten());
+                        writeln!(out, "{p}\t{score}\t{}\t{d}", category(score.into()))?;
+                    }
                 }
-                (Err(e), false) => {
+                Err(e) => {
+                    probed += 1;
                     failed += 1;
-                    writeln!(out, "{s}\terror: line {}: {e}", first + k)?;
-                }
-                (Err(e), true) => {
-                    failed += 1;
-                    let o = json!({ "line": first + k, "input": s, "error": e });
-                    writeln!(out, "{o}")?;
+                    let s = line.echo();
+                    if json {
+                        let o = json!({ "line": first + k, "input": s, "error": e });
+                        writeln!(out, "{o}")?;
+                    } else {
+                        writeln!(out, "{s}\terror: line {}: {e}", first + k)?;
+                    }
                 }
             }
         }
     }
     out.flush()?;
     if failed > 0 {
-        crate::output::errln!("{failed} of {line_no} lines failed");
+        crate::output::errln!("{failed} of {probed} lines failed");
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
