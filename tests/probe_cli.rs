@@ -367,3 +367,55 @@ fn batch_lines_carry_category_and_distance() {
         assert_eq!(object, single);
     }
 }
+
+/// Where a move's distance is `-` because its tier has no distance table, the probe says so
+/// in its note (`distance_note` in JSON), whatever the position's own score: on a drawn
+/// position too.
+#[test]
+fn a_drawn_position_notes_its_moves_missing_distances() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    support::ok(&[
+        "generate",
+        "--quiet",
+        "--no-distance",
+        "--dir",
+        d,
+        "--max-seeds",
+        "6",
+    ]);
+    // A drawn position with a quiet move of nonzero score: its distance is `-`.
+    let tb = oware_db::Tablebase::open(dir.path()).unwrap();
+    let p = TierIndex::new(6, IndexKind::Reachable)
+        .positions()
+        .find(|p| {
+            tb.score(p).unwrap() == 0
+                && tb
+                    .moves(p)
+                    .unwrap()
+                    .iter()
+                    .any(|m| m.captured == 0 && m.child.is_some() && m.score != 0)
+        })
+        .expect("a drawn position with a quiet move of nonzero score");
+    let p = p.to_string();
+    let out = oware(&["probe", "--dir", d, "--json", &p], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["score"], 0, "{v}");
+    assert_eq!(v["distance"], serde_json::Value::Null, "{v}");
+    let note = v["distance_note"].as_str().unwrap_or_default();
+    assert!(note.contains("tier 6 has no distance table"), "{v}");
+    let out = oware(&["probe", "--dir", d, &p], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(s.contains(&format!("note      {note}")), "{s}");
+
+    // With distances, a drawn position has no note.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    support::ok(&["generate", "--quiet", "--dir", d, "--max-seeds", "6"]);
+    let out = oware(&["probe", "--dir", d, "--json", &p], None);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v.get("distance_note").is_none(), "{v}");
+    assert!(!text(&oware(&["probe", "--dir", d, &p], None).stdout).contains("note"));
+}

@@ -73,8 +73,9 @@ pub struct ProbeJson {
     /// The position's distance to conversion in plies (docs/RULES.md): `null` for a score
     /// of 0, or when it cannot be had (see `distance_note`).
     pub distance: Option<u16>,
-    /// Why the distance is missing where the score is not 0 (the tier has no distance
-    /// table, or it cannot be read): moves are then ordered by score and house only.
+    /// Why a distance is missing, the position's where the score is not 0 or a move's
+    /// (whatever the position's score) where its tier has no distance table or it cannot
+    /// be read: moves are then ordered by score and house only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub distance_note: Option<String>,
     /// The game is over: the side to move has no legal move, and `score` is the end score

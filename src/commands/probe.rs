@@ -177,7 +177,7 @@ fn probe(args: &Args) -> anyhow::Result<ExitCode> {
     };
     let score = tb.score(&p).map_err(hint)?;
     let moves = tb.moves(&p).map_err(hint)?;
-    let distance = distance_or_note(&tb, &p);
+    let distance = distance_or_moves_note(&tb, &p, &moves);
     let mut out = crate::output::stdout();
     if args.line && !args.json {
         // Text: the line is printed ply by ply as it is found, after the moves.
@@ -226,6 +226,30 @@ fn probe(args: &Args) -> anyhow::Result<ExitCode> {
 /// score is answered all the same).
 pub(crate) fn distance_or_note(tb: &Tablebase, p: &Position) -> Result<Option<u16>, String> {
     tb.distance(p).map_err(distance_note)
+}
+
+/// The distance of `p` as [`distance_or_note`] gives it, or, where `p` has none (a score of
+/// 0) but one of its `moves` lacks its distance because the tier has no distance table (or
+/// it cannot be read), the note of why: so that a `-` among the moves is explained whatever
+/// the position's own score.
+pub(crate) fn distance_or_moves_note(
+    tb: &Tablebase,
+    p: &Position,
+    moves: &[oware_db::MoveScore],
+) -> Result<Option<u16>, String> {
+    let distance = distance_or_note(tb, p)?;
+    if distance.is_some() {
+        return Ok(distance);
+    }
+    // A quiet move to a child of nonzero score has a distance when the child's tier has one.
+    for m in moves {
+        if let (None, 0, Some(child)) = (m.distance, m.captured, m.child) {
+            if m.score != 0 {
+                distance_or_note(tb, &child)?;
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// The one-line note of why a distance cannot be had.

@@ -270,8 +270,8 @@ async fn probe(
         let answer = (|| {
             let score = o.tb.score(&p)?;
             let moves = o.tb.moves(&p)?;
-            let distance =
-                crate::commands::probe::distance_or_note(&o.tb, &p).map_err(|e| o.public(&e));
+            let distance = crate::commands::probe::distance_or_moves_note(&o.tb, &p, &moves)
+                .map_err(|e| o.public(&e));
             Ok((score, distance, moves))
         })();
         answer.map_err(|e| probe_error(o, &p, e))
