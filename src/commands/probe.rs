@@ -43,6 +43,9 @@ pub struct Args {
     /// outcome of the game (win/draw/loss and the final totals).
     #[arg(long, value_name = "A,B", value_parser = parse_captured)]
     pub captured: Option<Captured>,
+    /// Worker threads, 1..=1024 (default: one per core). Used by a batch (`-`).
+    #[arg(long, value_parser = super::common::parse_threads)]
+    pub threads: Option<usize>,
     /// The position: 12 house counts, mover's houses first (one argument or twelve), or `-`
     /// to read one position per line from stdin and print
     /// `position<TAB>score<TAB>category<TAB>distance` lines (blank lines skipped).
@@ -117,7 +120,7 @@ fn probe(args: &Args) -> anyhow::Result<ExitCode> {
             )
             .into());
         }
-        super::common::start_workers(None)?;
+        super::common::start_workers(args.threads)?;
         return batch(&tb, args.json);
     }
     if args.position.iter().any(|a| a == "-") {

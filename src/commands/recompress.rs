@@ -35,6 +35,9 @@ pub struct Args {
     /// zstd level, 1..=22 (zstd only; default 9).
     #[arg(long, value_parser = clap::value_parser!(i32).range(1..=22))]
     pub level: Option<i32>,
+    /// Worker threads, 1..=1024 (default: one per core).
+    #[arg(long, value_parser = super::common::parse_threads)]
+    pub threads: Option<usize>,
     /// ctx-huffman: longest code in bits (7..=15).
     #[arg(long, default_value_t = WriteOptions::DEFAULT_CODE_LIMIT, hide = true,
           value_parser = clap::value_parser!(u8).range(
@@ -55,7 +58,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Before any thread starts: an interrupt removes the partial files written.
     crate::signals::clean_up_on_signals();
-    crate::commands::common::start_workers(None)?;
+    crate::commands::common::start_workers(args.threads)?;
     if args.level.is_some() && args.compression != Compression::Zstd {
         return Err(super::common::Usage(
             "--level sets zstd's level: it needs --compression zstd".into(),

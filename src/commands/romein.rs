@@ -37,6 +37,9 @@ pub struct ExportArgs {
     /// Export tables of other rules than `awari` too (their scores mean something else).
     #[arg(long)]
     pub force: bool,
+    /// Worker threads, 1..=1024 (default: one per core).
+    #[arg(long, value_parser = super::common::parse_threads)]
+    pub threads: Option<usize>,
 }
 
 /// Arguments of `oware import`.
@@ -56,6 +59,9 @@ pub struct ImportArgs {
     /// Rules the scores were computed under (the files do not say).
     #[arg(long, default_value = "awari")]
     pub rules: Rules,
+    /// Worker threads, 1..=1024 (default: one per core).
+    #[arg(long, value_parser = super::common::parse_threads)]
+    pub threads: Option<usize>,
 }
 
 /// The file of tier `n` in the Romein-Bal format.
@@ -150,7 +156,7 @@ pub fn run_export(args: ExportArgs) -> anyhow::Result<ExitCode> {
     let Format::Romein = args.format;
     // Before any thread starts: an interrupt removes the partial file being written.
     crate::signals::clean_up_on_signals();
-    crate::commands::common::start_workers(None)?;
+    crate::commands::common::start_workers(args.threads)?;
     let opening = || format!("opening the tables in {}", args.dir.display());
     crate::commands::common::existing_dir(&args.dir)?;
     let present = tiers_present(&args.dir);
@@ -279,7 +285,7 @@ pub fn run_import(args: ImportArgs) -> anyhow::Result<ExitCode> {
     let Format::Romein = args.format;
     // Before any thread starts: an interrupt removes the partial files written.
     crate::signals::clean_up_on_signals();
-    crate::commands::common::start_workers(None)?;
+    crate::commands::common::start_workers(args.threads)?;
     let tiers: Vec<u8> = (0..=MAX_SEEDS)
         .filter(|&n| scores_file(&args.from, n).is_file())
         .collect();
