@@ -125,17 +125,20 @@ fn assert_all_stopped(
 }
 
 #[test]
-fn a_rank_that_cannot_allocate_its_cells_or_frontier_stops_every_rank() {
+fn a_rank_that_cannot_allocate_its_arrays_stops_every_rank() {
     let rules = Rules::ABAPA;
     let tiers = common::solve_all(&rules, N - 1);
     let part = Partition::new(TierIndex::new(N, IndexKind::Reachable).size(), RANKS);
     let failing = 1;
     let range = part.range(failing);
     let cells = (range.end - range.start) as usize;
-    let frontier = cells.div_ceil(64) * 8;
-    // The cells refused with the lower tiers whole on every rank; the frontier (the cells
-    // allocated, then freed) with each rank's share of them.
-    for (what, refused, shared) in [("cells", cells, false), ("frontier", frontier, true)] {
+    // The cells and frontier bits are anonymous memory maps, which this allocator does not
+    // see; the dirty flags (a byte per 1,024 positions) and the level masks (8 bytes per
+    // 1,024) come from it, allocated with them: refused with the lower tiers whole on every
+    // rank, and with each rank's share of them.
+    let flags = cells.div_ceil(1024);
+    let masks = cells.div_ceil(1024) * 8;
+    for (what, refused, shared) in [("dirty flags", flags, false), ("level masks", masks, true)] {
         let lower = lower_tiers(&tiers, N);
         let results = within_a_minute(move || {
             ThreadComm::run(RANKS, |c| {
