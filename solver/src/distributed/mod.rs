@@ -10,7 +10,7 @@
 
 mod arrays;
 mod comm;
-pub(crate) mod lookup;
+mod lookup;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod partition;
@@ -32,4 +32,3 @@ pub use verify::{verify_tier_local, LocalVerdict};
 pub use write::write_table_distributed;
 
 pub(crate) use arrays::agree_arrays;
-pub(crate) use comm::lowest_rank_where;

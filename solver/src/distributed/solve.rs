@@ -7,14 +7,21 @@
 //!
 //! All communication happens on the calling (main) thread, between rayon phases.
 
+use oware_db::index::{IndexKind, TierIndex};
 use oware_db::Rules;
+use rayon::prelude::*;
 
-use super::comm::Comm;
+use super::comm::{lowest_rank_where, Comm};
+use super::lookup::{first_cells_shared, Layout, LookupStats};
 use super::partition::{LocalScores, PartitionConfig};
 use super::share::LowerShare;
-use crate::error::AllocError;
+use crate::error::{AllocError, SolveError};
 use crate::lower::LowerTiers;
 use crate::progress::Progress;
+use crate::solve::cell::FarExits;
+use crate::solve::first_pass::first_cells;
+use crate::solve::ranks::Place;
+use crate::solve::{set_level_masks, solve_placed, FarRoom, Tuning, CHUNK};
 
 /// Counts and timings of one rank's part of a tier.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -106,7 +113,125 @@ pub fn solve_tier_local<'a>(
     config: &PartitionConfig,
 ) -> Result<(LocalScores, PartitionStats), AllocError> {
     assert!(config.batch > 0, "batch must be positive");
-    crate::solve::solve_tier_ranked(comm, rules, n, lower.into(), progress, config)
+    solve_tier_ranked(comm, rules, n, lower.into(), progress, config)
+}
+
+/// This rank's part of tier `n` over the ranks of `comm`
+/// ([`solve_tier_local`]): the arrays of its range,
+/// the exits from `lower` (whole on every rank, or each rank's share, asked of the others),
+/// then the levels, each ended by exchanges.
+fn solve_tier_ranked(
+    comm: &dyn Comm,
+    rules: &oware_db::Rules,
+    n: u8,
+    lower: RankLower<'_>,
+    progress: &dyn Progress,
+    config: &PartitionConfig,
+) -> Result<(LocalScores, PartitionStats), AllocError> {
+    let size = TierIndex::new(n, IndexKind::Reachable).size();
+    let place = Place::rank(comm, size, config.batch);
+    assert!(
+        place.len as u64 <= 1 << 32,
+        "{} positions on one rank",
+        place.len
+    );
+    let tuning = Tuning {
+        exact_exits: config.exact_exits,
+        ..Tuning::default()
+    };
+    let (start, local) = (place.start, place.len as u64);
+    let mut lookups = LookupStats::default();
+    let mut far_bytes = 0;
+    let solved = solve_placed(rules, n, progress, tuning, &place, |ctx, _| {
+        let room = FarRoom::with(n, local, config.far_exit_room);
+        let far = match lower {
+            RankLower::Whole(lower) => ctx
+                .cells
+                .par_chunks(CHUNK)
+                .enumerate()
+                .map(|(c, chunk)| {
+                    if room.outgrown() {
+                        return FarExits::default();
+                    }
+                    let at = start + (c * CHUNK) as u64;
+                    let far = first_cells(rules, &ctx.index, lower, ctx.codes, at, chunk);
+                    set_level_masks(ctx, c, chunk);
+                    progress.advance(chunk.len() as u64);
+                    room.take(far)
+                })
+                .collect(),
+            RankLower::Shared(share) => {
+                let layout = Layout::new(CHUNK, config.batch, comm.size());
+                let far = first_cells_shared(
+                    comm,
+                    rules,
+                    &ctx.index,
+                    share,
+                    ctx.codes,
+                    start,
+                    ctx.cells,
+                    layout,
+                    &room,
+                    progress,
+                    &mut lookups,
+                );
+                ctx.cells
+                    .par_chunks(CHUNK)
+                    .enumerate()
+                    .for_each(|(c, chunk)| set_level_masks(ctx, c, chunk));
+                far
+            }
+        };
+        // Every rank stops the tier once one rank's lists outgrow its room: collectives, the
+        // most bytes counted, then the lowest rank that counted them.
+        let worst = comm.all_reduce_max(room.outgrown_at());
+        let worst_rank = match worst {
+            0 => 0,
+            _ => lowest_rank_where(comm, room.outgrown_at() == worst).unwrap_or(0),
+        };
+        room.check_ranks(worst, worst_rank)?;
+        far_bytes = room.taken();
+        Ok(far)
+    });
+    let (scores, stats, exchanged) = solved.map_err(|e| match e {
+        SolveError::Alloc(a) => a,
+        // Neither a lower tier read from the tables nor a scratch file: only allocations fail.
+        other => AllocError {
+            tier: n,
+            what: "tier",
+            positions: local,
+            bytes: 0,
+            cause: std::io::Error::other(other.to_string()),
+        },
+    })?;
+    let stats = PartitionStats {
+        positions: local,
+        finite: stats.finite,
+        endless: stats.endless,
+        rounds: exchanged.rounds,
+        exchanges: exchanged.exchanges,
+        updates_remote: exchanged.updates,
+        updates_received: exchanged.received,
+        bytes_sent: exchanged.updates * 8,
+        far_exits: stats.far_exits,
+        far_exit_bytes: far_bytes,
+        cell_bytes: crate::memory::tier_memory(local),
+        init_seconds: stats.init_seconds,
+        propagate_seconds: stats.scan_seconds + stats.sweep_seconds,
+        comm_seconds: exchanged.comm_seconds,
+        lookups_remote: lookups.remote,
+        lookups_local: lookups.local,
+        lookup_bytes_sent: lookups.bytes_sent,
+        lookup_exchanges: lookups.exchanges,
+        lookup_comm_seconds: lookups.comm_seconds,
+    };
+    Ok((
+        LocalScores {
+            start,
+            scores: scores.into_vec(),
+        },
+        stats,
+    ))
 }
 
 /// Solves tier `n` over the ranks of `comm` with the default [`PartitionConfig`] and

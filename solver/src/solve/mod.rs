@@ -55,8 +55,9 @@ use oware_db::retro::Unranker;
 use oware_db::{Position, Rules};
 use rayon::prelude::*;
 
-use crate::error::{try_vec, AllocError, IntoIo, SolveError};
+use crate::error::{AllocError, IntoIo, SolveError};
 use crate::granule::{DIRTY, LEVEL_GRANULE};
+use crate::hugepage::try_vec;
 use crate::lower::slice::{cut_slices, Loaded, ScoreSource, Slice, SLICE_ALIGN};
 use crate::lower::LowerTiers;
 use crate::prefetch::prefetch;
@@ -71,8 +72,6 @@ pub(crate) mod first_pass;
 pub(crate) mod ranks;
 pub(crate) mod rounds;
 pub(crate) mod spill;
-
-pub(crate) use ranks::solve_tier_ranked;
 
 pub use spill::{Spill, SpilledDistances, WINDOW_ALIGN};
 
@@ -201,12 +200,12 @@ impl TierScores {
     }
 }
 
-struct Ctx<'a> {
+pub(crate) struct Ctx<'a> {
     rules: &'a Rules,
     n: u8,
-    index: TierIndex,
-    codes: Codes,
-    cells: &'a [AtomicU8],
+    pub(crate) index: TierIndex,
+    pub(crate) codes: Codes,
+    pub(crate) cells: &'a [AtomicU8],
     /// The exits too low for a cell code, per `CHUNK` positions.
     far: &'a [FarExits],
     /// Frontier bits of the positions decided `+k` (`high`) and `−k` (`low`) at the current
@@ -427,6 +426,15 @@ struct Arrays {
 }
 
 impl Arrays {
+    /// Bytes of the arrays of `size` positions (as [`tier_memory`](crate::memory::tier_memory)
+    /// counts them).
+    fn bytes(size: usize) -> u64 {
+        let size = size as u64;
+        size + 2 * size.div_ceil(64) * 8
+            + size.div_ceil(DIRTY as u64)
+            + size.div_ceil(LEVEL_GRANULE as u64) * 8
+    }
+
     /// Allocates every array of tier `n` with `size` positions.
     ///
     /// # Errors
@@ -778,7 +786,7 @@ fn sliced_exits(
 }
 
 /// Sets the level masks of chunk `c` of the cells (`chunk`), just written by the first pass.
-fn set_level_masks(ctx: &Ctx<'_>, c: usize, chunk: &[AtomicU8]) {
+pub(crate) fn set_level_masks(ctx: &Ctx<'_>, c: usize, chunk: &[AtomicU8]) {
     for (g, granule) in chunk.chunks(LEVEL_GRANULE).enumerate() {
         let mask = granule
             .iter()
@@ -804,7 +812,7 @@ fn solve_with(
 /// [`solve_with`] where `place` says: the whole tier in this process, or one rank's share
 /// of it, the updates of other ranks' positions exchanged after each level's local part
 /// (`ranks.rs`). Returns what was exchanged too.
-fn solve_placed(
+pub(crate) fn solve_placed(
     rules: &Rules,
     n: u8,
     progress: &dyn Progress,
@@ -821,13 +829,14 @@ fn solve_placed(
     let index = TierIndex::new(n, IndexKind::Reachable);
     let size = place.len;
     let arrays = Arrays::new(n, size);
+    let bytes = Arrays::bytes(size);
     let Arrays {
         cells,
         high,
         low,
         dirty,
         levels,
-    } = place.agree(arrays, n)?;
+    } = place.agree(arrays, n, bytes)?;
     let codes = Codes::new(n, tuning.exact_exits);
     let mut ctx = Ctx {
         rules,
