@@ -75,18 +75,6 @@ pub(crate) struct OtherRankOutgrew {
     pub(crate) bytes: u64,
 }
 
-/// A vector of `len` elements made by `f`, on transparent huge pages where the kernel allows
-/// them ([`hugepage::try_reserve`]), or an error if its memory cannot be reserved.
-pub(crate) fn try_vec<T>(
-    len: usize,
-    f: impl FnMut(usize) -> T,
-) -> Result<Vec<T>, std::collections::TryReserveError> {
-    let mut v = Vec::new();
-    crate::hugepage::try_reserve(&mut v, len)?;
-    v.extend((0..len).map(f));
-    Ok(v)
-}
-
 /// A failed reservation as an I/O error (out of memory).
 pub(crate) trait IntoIo {
     fn into_io(self) -> std::io::Error;

@@ -43,9 +43,21 @@ pub(crate) fn try_reserve<T>(v: &mut Vec<T>, additional: usize) -> Result<(), Tr
 }
 
 /// A vector of `len` elements made by `f`, on transparent huge pages where the kernel allows
+/// them ([`try_reserve`]), or an error if its memory cannot be reserved.
+pub(crate) fn try_vec<T>(
+    len: usize,
+    f: impl FnMut(usize) -> T,
+) -> Result<Vec<T>, std::collections::TryReserveError> {
+    let mut v = Vec::new();
+    try_reserve(&mut v, len)?;
+    v.extend((0..len).map(f));
+    Ok(v)
+}
+
+/// A vector of `len` elements made by `f`, on transparent huge pages where the kernel allows
 /// them. Like `collect`, it aborts the process when the memory cannot be had.
 pub(crate) fn vec_of<T>(len: usize, f: impl FnMut(usize) -> T) -> Vec<T> {
-    crate::error::try_vec(len, f).unwrap_or_else(|_| match std::alloc::Layout::array::<T>(len) {
+    try_vec(len, f).unwrap_or_else(|_| match std::alloc::Layout::array::<T>(len) {
         Ok(layout) => std::alloc::handle_alloc_error(layout),
         Err(_) => panic!("a vector of {len} elements overflows the address space"),
     })

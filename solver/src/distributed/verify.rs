@@ -30,8 +30,9 @@ use super::comm::Comm;
 use super::lookup::{lookup_pass, Asks, Layout, LookupStats};
 use super::partition::{Partition, PartitionConfig};
 use super::share::LowerShare;
-use crate::error::{try_vec, AllocError, IntoIo};
+use crate::error::{AllocError, IntoIo};
 use crate::granule::LEVEL_GRANULE;
+use crate::hugepage::try_vec;
 use crate::progress::{Phase, Progress};
 use crate::verify::{code, encode_cells, pending_base, score_of, J, LISTED};
 

@@ -148,8 +148,9 @@ use oware_db::retro::{rank_of_child, ChildRanker, ExitMoves};
 use oware_db::{Outcome, Position, Rules};
 use rayon::prelude::*;
 
-use crate::error::{try_vec, AllocError, IntoIo, SolveError};
+use crate::error::{AllocError, IntoIo, SolveError};
 use crate::granule::LEVEL_GRANULE;
+use crate::hugepage::try_vec;
 use crate::lower::slice::{cut_slices, Loaded, ScoreSource, Slice, SLICE_ALIGN};
 use crate::lower::LowerTiers;
 use crate::progress::{Phase, Progress};
