@@ -96,12 +96,14 @@ pub enum Error {
     },
     /// The trailer is in place (its index offset and block count fit the file) but its end
     /// magic is damaged.
-    #[error("{path}: bad end magic {found:?}, not {:?}: not an oware table end (a damaged trailer)", String::from_utf8_lossy(&crate::format::END_MAGIC))]
+    #[error("{path}: bad end magic {found:?}, not {expected:?}: not an oware table end (a damaged trailer)")]
     BadEndMagic {
         /// The file.
         path: PathBuf,
         /// The 8 bytes where the end magic should be, as text (lossy).
         found: String,
+        /// The end magic of a table, as text.
+        expected: String,
     },
     /// The header is damaged or inconsistent (header checksum, field values, trailer).
     #[error("{path}: bad table header: {detail}")]

@@ -117,6 +117,7 @@ fn end_not_found(path: &Path, bytes: &[u8], header_len: usize, block_count: u64)
         return Some(Error::BadEndMagic {
             path: path.to_path_buf(),
             found: String::from_utf8_lossy(&bytes[t + 16..t + 24]).into_owned(),
+            expected: String::from_utf8_lossy(&END_MAGIC).into_owned(),
         });
     }
     // The last end magic before the one the file's end puts, in a trailer fitting the header.
