@@ -419,3 +419,77 @@ fn a_drawn_position_notes_its_moves_missing_distances() {
     assert!(v.get("distance_note").is_none(), "{v}");
     assert!(!text(&oware(&["probe", "--dir", d, &p], None).stdout).contains("note"));
 }
+
+/// `--start K --moves H,H,...` probes the position reached from the start with K seeds per
+/// house by playing those houses in turn (numbered as the probe's moves number them); an
+/// illegal move is a one-line usage error naming its place in the list.
+#[test]
+fn a_position_named_by_the_moves_of_a_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    support::ok(&["generate", "--quiet", "--dir", d, "--max-seeds", "10"]);
+    // Each house played is the `house` of a move the probe lists, from the side that plays.
+    let mut p: Position = "1 1 1 1 1 1 1 1 1 1 1 1".parse().unwrap();
+    for house in [5, 2, 3] {
+        let m = p.moves(&Rules::ABAPA);
+        let m = m.iter().find(|m| m.house == house).unwrap();
+        match m.outcome {
+            oware_db::Outcome::Continue { child, .. } => p = child,
+            oware_db::Outcome::End { .. } => panic!("the game ended"),
+        }
+    }
+    assert!(p.seeds() <= 10, "{p}");
+    let want = oware(&["probe", "--dir", d, "--json", &p.to_string()], None);
+    assert!(want.status.success(), "{}", text(&want.stderr));
+    for moves in ["5,2,3", " 5, 2 ,3 "] {
+        let got = oware(
+            &[
+                "probe", "--dir", d, "--json", "--start", "1", "--moves", moves,
+            ],
+            None,
+        );
+        assert!(got.status.success(), "{}", text(&got.stderr));
+        assert_eq!(text(&got.stdout), text(&want.stdout));
+    }
+    let got = oware(&["probe", "--dir", d, "--start", "1", "--moves", "5"], None);
+    assert!(
+        text(&got.stdout).starts_with("position  0 1 1 1 1 1 1 1 1 1 1 0  (10 seeds"),
+        "{}",
+        text(&got.stdout)
+    );
+
+    // Illegal moves: one line, exit status 2, naming the move's place in the list.
+    for (moves, want) in [
+        (
+            "0,0,0",
+            "error: --moves: move 3 (house 0) is illegal in 0 2 1 1 1 1 0 2 1 1 1 1: house 0 \
+             is empty",
+        ),
+        ("5,9", "error: --moves: move 2: `9` is not a house 0..=5"),
+        ("5,,3", "error: --moves: move 2: `` is not a house 0..=5"),
+        ("x", "error: --moves: move 1: `x` is not a house 0..=5"),
+    ] {
+        let out = oware(
+            &["probe", "--dir", d, "--start", "1", "--moves", moves],
+            None,
+        );
+        assert_eq!(out.status.code(), Some(2), "{moves}");
+        assert_eq!(text(&out.stderr), format!("{want}\n"), "{moves}");
+        assert!(out.stdout.is_empty());
+    }
+    // --moves needs --start; --start excludes POSITION; K is 1..=4.
+    for args in [
+        &["--moves", "5"][..],
+        &["--start", "1", "1 1 1 1 1 1 1 1 1 1 1 1"],
+        &["--start", "5"],
+        &["--start", "0"],
+    ] {
+        let out = oware(&[&["probe", "--dir", d][..], args].concat(), None);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+}
