@@ -36,7 +36,8 @@
 //! The crate root holds what a prober needs: [`Tablebase`] (a directory of tables, the probe
 //! API, with its answers [`MoveScore`], [`GameOutcome`] and [`GameResult`]), [`Position`]
 //! (with [`HOUSES`] and [`MAX_SEEDS`]), [`Rules`], the legal moves of a position
-//! ([`Position::moves`]: a [`MoveList`] of [`Move`]s, each with its [`Outcome`]), and the
+//! ([`Position::moves`]: a [`MoveList`] of [`Move`]s, each with its [`Outcome`]), the
+//! position a game reaches ([`Position::from_game`], its error [`GameError`]), and the
 //! errors [`Error`] (of tables) and [`ParseError`] (of text given by a user).
 //!
 //! The rest is in modules named for what they hold:
@@ -60,6 +61,7 @@
 pub mod check;
 mod error;
 pub mod format;
+mod game;
 mod huffman;
 pub mod index;
 pub mod manifest;
@@ -74,6 +76,7 @@ mod tablebase;
 pub mod write;
 
 pub use error::Error;
+pub use game::{GameError, MAX_START_SEEDS, MIN_START_SEEDS};
 pub use moves::{Move, MoveList, Outcome};
 pub use parse_error::{shorten, shorten_quotes, ParseError, QUOTE_CHARS};
 pub use position::{Position, HOUSES, MAX_SEEDS};

@@ -139,7 +139,9 @@ fn probe(args: &Args) -> anyhow::Result<ExitCode> {
         );
     }
     let p: Position = match args.start {
-        Some(k) => game_position(k, args.moves.as_deref().unwrap_or(""), &rules)?,
+        // The game's error names its place in the list; here the argument is the flag.
+        Some(k) => Position::from_game_text(&rules, k, args.moves.as_deref().unwrap_or(""))
+            .map_err(|e| Usage(format!("--{}: {e}", e.argument())))?,
         // A position that does not parse is a value out of range, as `-1` given as a word
         // of its own is to clap: a usage error (exit status 2), whichever way it is written.
         None => args
@@ -239,60 +241,6 @@ fn probe(args: &Args) -> anyhow::Result<ExitCode> {
         print_outcome(&mut out, &o)?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The position reached from the start with `k` seeds in every house by playing `moves`
-/// under `rules`: houses separated by commas (spaces around them allowed, none at all for the
-/// start itself), each 0..=5 from the left of the side that plays it.
-///
-/// # Errors
-/// [`Usage`], one line naming the move by its place in the list (`move 2`): a word that is
-/// not a house 0..=5, a move that is not legal where it is played, or one played after a move
-/// that ended the game or that ends it itself (no position is left to probe).
-fn game_position(k: u8, moves: &str, rules: &Rules) -> Result<Position, Usage> {
-    let mut p = Position::new([k; 12]).map_err(|e| Usage(format!("--start {k}: {e}")))?;
-    if moves.trim().is_empty() {
-        return Ok(p);
-    }
-    for (i, word) in moves.split(',').map(str::trim).enumerate() {
-        let at = i + 1;
-        let house = match word.parse::<u8>() {
-            Ok(h) if h < 6 && word.bytes().all(|b| b.is_ascii_digit()) => h,
-            _ => {
-                return Err(Usage(format!(
-                    "--moves: move {at}: `{}` is not a house 0..=5",
-                    oware_db::shorten(word)
-                )))
-            }
-        };
-        let legal = p.moves(rules);
-        let Some(m) = legal.iter().find(|m| m.house == house) else {
-            let why = if legal.is_empty() {
-                "the side to move has no legal move: the game is over".to_string()
-            } else if p.houses()[usize::from(house)] == 0 {
-                format!("house {house} is empty")
-            } else {
-                let houses: Vec<String> = legal.iter().map(|m| m.house.to_string()).collect();
-                format!(
-                    "house {house} is not legal under rules {rules}: the legal houses are {}",
-                    houses.join(",")
-                )
-            };
-            return Err(Usage(format!(
-                "--moves: move {at} (house {house}) is illegal in {p}: {why}"
-            )));
-        };
-        match m.outcome {
-            oware_db::Outcome::Continue { child, .. } => p = child,
-            oware_db::Outcome::End { .. } => {
-                return Err(Usage(format!(
-                    "--moves: move {at} (house {house}) ends the game in {p}: no position is \
-                     left to probe"
-                )))
-            }
-        }
-    }
-    Ok(p)
 }
 
 /// The distance to conversion of `p`, or the one-line note of why it cannot be had (the
