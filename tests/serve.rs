@@ -249,12 +249,87 @@ fn bad_requests_get_a_reason() {
         let len = rng.usize(0..60);
         let junk: String = (0..len).map(|_| format!("%{:02x}", rng.u8(..))).collect();
         let endpoint = ["probe", "line", "info"][rng.usize(0..3)];
-        let key = ["position", "plies", "captured", "x"][rng.usize(0..4)];
+        let key = ["position", "plies", "captured", "start", "moves", "x"][rng.usize(0..6)];
         let (status, v) = server.get(&format!("/api/v1/{endpoint}?{key}={junk}"));
         assert!(matches!(status, 200 | 400 | 404), "{status} {v}");
         assert!(v.is_object());
     }
     assert_eq!(server.get("/api/v1/info").0, 200);
+}
+
+/// `start=K&moves=H,H,...` in place of `position` names the position a game reaches, as
+/// `oware probe --start K --moves H,H,...`; a move that cannot be played is a 400 naming its
+/// place in the list.
+#[test]
+fn a_position_named_by_the_moves_of_a_game() {
+    let tmp = tempfile::tempdir().unwrap();
+    generate(tmp.path(), 10);
+    let server = Server::start(tmp.path());
+    let p = Position::from_game(&Rules::ABAPA, 1, &[5, 2, 3]).unwrap();
+    for endpoint in ["probe", "line"] {
+        let (status, want) = server.get(&format!("/api/v1/{endpoint}?position={}", query(&p)));
+        assert_eq!(status, 200, "{want}");
+        for moves in ["5,2,3", "5,%202%20,3"] {
+            let (status, got) = server.get(&format!("/api/v1/{endpoint}?start=1&moves={moves}"));
+            assert_eq!(status, 200, "{got}");
+            assert_eq!(got, want, "{endpoint} {moves}");
+        }
+    }
+    // No moves: the start itself. Its tier (12) has no table here: 404, as for a position.
+    let (status, v) = server.get("/api/v1/probe?start=1");
+    assert_eq!(status, 404, "{v}");
+    assert_eq!(v["position"], "1 1 1 1 1 1 1 1 1 1 1 1");
+    let (status, v) = server.get("/api/v1/probe?start=4&moves=5,2,3");
+    assert_eq!(status, 404, "{v}");
+    assert_eq!(
+        v["position"],
+        Position::from_game(&Rules::ABAPA, 4, &[5, 2, 3])
+            .unwrap()
+            .to_string()
+    );
+    let cases: &[(&str, &str)] = &[
+        (
+            "/api/v1/probe?start=1&moves=0,0,0",
+            "moves: move 3 (house 0) is illegal in 0 2 1 1 1 1 0 2 1 1 1 1: house 0 is empty",
+        ),
+        (
+            "/api/v1/line?start=1&moves=5,9",
+            "moves: move 2: `9` is not a house 0..=5",
+        ),
+        (
+            "/api/v1/probe?start=1&moves=5,,3",
+            "moves: move 2: `` is not a house 0..=5",
+        ),
+        (
+            "/api/v1/probe?start=5&moves=0",
+            "start: `5` is not a count of seeds per house in 1..=4",
+        ),
+        (
+            "/api/v1/probe?start=x",
+            "start: `x` is not a count of seeds per house in 1..=4",
+        ),
+        (
+            "/api/v1/probe?moves=5",
+            "parameter `moves` needs `start` (the seeds per house of the game's start, 1..=4)",
+        ),
+        (
+            "/api/v1/probe?position=1,1,1,1,1,1,1,1,1,1,1,1&moves=5",
+            "parameter `moves` needs `start` (the seeds per house of the game's start, 1..=4)",
+        ),
+        (
+            "/api/v1/probe?position=1,1,1,1,1,1,1,1,1,1,1,1&start=1",
+            "parameters `position` and `start` exclude each other: give one",
+        ),
+        (
+            "/api/v1/probe?start=1&start=1",
+            "parameter `start` is given twice",
+        ),
+    ];
+    for (path, reason) in cases {
+        let (status, v) = server.get(path);
+        assert_eq!(status, 400, "{path}: {v}");
+        assert_eq!(v["error"].as_str(), Some(*reason), "{path}: {v}");
+    }
 }
 
 #[test]

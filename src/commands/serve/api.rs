@@ -2,12 +2,13 @@
 //! router that also serves the page.
 //!
 //! Every answer is JSON; an error is `{ "error": "..." }` with 400 for bad input (a malformed
-//! position, unknown or repeated parameters, a query over [`MAX_QUERY`] bytes), 404 for a
-//! missing tier (with the position's legal moves and the command that generates the tier), and
-//! 500 only for a damaged table (the message names the file). Files are named within the
-//! served directory, which is named by its last component only: no answer reveals where the
-//! tables lie on the server. Every read of the tables runs on the runtime's blocking threads
-//! ([`tokio::task::spawn_blocking`]), never on a worker that serves connections.
+//! position, a move of `moves` that cannot be played, unknown or repeated parameters, a query
+//! over [`MAX_QUERY`] bytes), 404 for a missing tier (with the position's legal moves and the
+//! command that generates the tier), and 500 only for a damaged table (the message names the
+//! file). Files are named within the served directory, which is named by its last component
+//! only: no answer reveals where the tables lie on the server. Every read of the tables runs
+//! on the runtime's blocking threads ([`tokio::task::spawn_blocking`]), never on a worker that
+//! serves connections.
 
 use std::sync::Arc;
 
@@ -17,7 +18,7 @@ use axum::http::{StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use oware_db::{Error, GameOutcome, Outcome, Position, Rules, Tablebase, MAX_SEEDS};
+use oware_db::{Error, GameError, GameOutcome, Outcome, Position, Rules, Tablebase, MAX_SEEDS};
 use serde_json::{json, Value};
 
 use super::page;
@@ -239,22 +240,52 @@ fn get_param<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
         .map(|(_, v)| v.as_str())
 }
 
-/// The `position` parameter, parsed.
-fn position(pairs: &[(String, String)]) -> Result<Position, ApiError> {
-    let text = get_param(pairs, "position").ok_or_else(|| {
-        ApiError::bad("missing parameter `position` (12 house counts, the mover's first)")
-    })?;
-    text.parse().map_err(|e| ApiError::bad(format!("{e}")))
+/// The parameters that name the position of a request: `position`, or `start` with `moves`.
+const POSITION_PARAMS: [&str; 3] = ["position", "start", "moves"];
+
+/// The position of a request: the `position` parameter parsed, or the position reached from
+/// the start with `start` seeds per house (1..=4) by playing the houses of `moves` (`5,2,3`,
+/// none for the start itself) under `rules`, as `oware probe --start K --moves H,H,...`.
+/// A move that cannot be played is a 400 naming its place in the list
+/// (`moves: move 3 (house 0) is illegal in ...`).
+fn position(pairs: &[(String, String)], rules: &Rules) -> Result<Position, ApiError> {
+    let moves = get_param(pairs, "moves");
+    match (get_param(pairs, "position"), get_param(pairs, "start")) {
+        (Some(_), Some(_)) => Err(ApiError::bad(
+            "parameters `position` and `start` exclude each other: give one",
+        )),
+        (Some(_), None) | (None, None) if moves.is_some() => Err(ApiError::bad(
+            "parameter `moves` needs `start` (the seeds per house of the game's start, 1..=4)",
+        )),
+        (Some(text), None) => text.parse().map_err(|e| ApiError::bad(format!("{e}"))),
+        (None, None) => Err(ApiError::bad(
+            "missing parameter `position` (12 house counts, the mover's first), or `start` \
+             (the seeds per house of a game's start, 1..=4) with `moves`",
+        )),
+        (None, Some(text)) => {
+            let game_error = |e: GameError| ApiError::bad(format!("{}: {e}", e.argument()));
+            let k = match text.parse::<u8>() {
+                Ok(k) if text.bytes().all(|b| b.is_ascii_digit()) => k,
+                _ => {
+                    return Err(game_error(GameError::Start {
+                        word: oware_db::shorten(text),
+                    }))
+                }
+            };
+            Position::from_game_text(rules, k, moves.unwrap_or("")).map_err(game_error)
+        }
+    }
 }
 
-/// `GET /api/v1/probe?position=P[&captured=A,B]`: the shape of `oware probe --json`.
+/// `GET /api/v1/probe?position=P[&captured=A,B]`, or `start=K[&moves=H,H,...]` in place of
+/// `position` ([`position`]): the shape of `oware probe --json`.
 async fn probe(
     State(o): State<Arc<Oracle>>,
     uri: Uri,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<Json<ProbeJson>, ApiError> {
-    let pairs = params(&uri, query, &["position", "captured"])?;
-    let p = position(&pairs)?;
+    let pairs = params(&uri, query, &[&POSITION_PARAMS[..], &["captured"]].concat())?;
+    let p = position(&pairs, o.rules())?;
     let captured = match get_param(&pairs, "captured") {
         Some(s) => {
             let c = parse_captured(s)
@@ -283,15 +314,16 @@ async fn probe(
     Ok(Json(v))
 }
 
-/// `GET /api/v1/line?position=P[&plies=N]`: the score and a best line of up to `N` plies
-/// (default 100, at most [`MAX_PLIES`]).
+/// `GET /api/v1/line?position=P[&plies=N]`, or `start=K[&moves=H,H,...]` in place of
+/// `position` ([`position`]): the score and a best line of up to `N` plies (default 100, at
+/// most [`MAX_PLIES`]).
 async fn line(
     State(o): State<Arc<Oracle>>,
     uri: Uri,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<Json<Value>, ApiError> {
-    let pairs = params(&uri, query, &["position", "plies"])?;
-    let p = position(&pairs)?;
+    let pairs = params(&uri, query, &[&POSITION_PARAMS[..], &["plies"]].concat())?;
+    let p = position(&pairs, o.rules())?;
     let plies = match get_param(&pairs, "plies") {
         None => 100,
         Some(s) => match s.parse::<usize>() {
