@@ -40,6 +40,16 @@ class Position:
     """12 house counts, the mover's houses (0..6) first, then the opponent's."""
 
     def __init__(self, houses: PositionLike) -> None: ...
+    @staticmethod
+    def from_game(
+        start: int, moves: Union[Sequence[int], str] = (), rules: RulesLike = "abapa"
+    ) -> "Position":
+        """The position a game reaches: from the start with ``start`` seeds in every house
+        (1..=4), the houses of ``moves`` played in turn under ``rules``, each 0..=5 from the
+        left of the side that plays it (``"5,2,3"`` as text, as the command line takes them).
+        A move that cannot be played raises ``ValueError`` naming its place in the list, as
+        the command line and the web API do:
+        ``moves: move 3 (house 0) is illegal in ...: house 0 is empty``."""
     @property
     def seeds(self) -> int: ...
     @property

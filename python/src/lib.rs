@@ -173,11 +173,72 @@ impl RulesArg {
     }
 }
 
+/// What the moves of `Position.from_game` may be: the houses as a list of ints, or as the
+/// command line's text (`"5,2,3"`).
+#[derive(FromPyObject)]
+enum GameMovesArg {
+    Text(String),
+    Houses(Vec<i64>),
+}
+
+/// The `ValueError` of a game that cannot be replayed: the message of the command line and
+/// the web API, prefixed with the argument at fault (`moves: move 3 (house 0) is illegal ...`).
+fn game_error(e: db::GameError) -> PyErr {
+    PyValueError::new_err(format!("{}: {e}", e.argument()))
+}
+
 #[pymethods]
 impl PyPosition {
     #[new]
     fn new(houses: PositionArg) -> PyResult<Self> {
         houses.get().map(PyPosition)
+    }
+
+    /// The position a game reaches: from the start with `start` seeds in every house
+    /// (1..=4), the houses of `moves` played in turn under `rules`, each numbered 0..=5 from
+    /// the left of the side that plays it (the `house` of the moves a probe lists). `moves`
+    /// is a list of houses or the command line's text (`"5,2,3"`). A move that cannot be
+    /// played raises `ValueError` naming its place in the list, as the command line and the
+    /// web API do: `moves: move 3 (house 0) is illegal in ...: house 0 is empty`.
+    #[staticmethod]
+    #[pyo3(signature = (
+        start,
+        moves = GameMovesArg::Houses(Vec::new()),
+        rules = RulesArg::Text("abapa".into()),
+    ))]
+    fn from_game(start: i64, moves: GameMovesArg, rules: RulesArg) -> PyResult<PyPosition> {
+        let rules = rules.get()?;
+        let Ok(start) = u8::try_from(start) else {
+            return Err(game_error(db::GameError::Start {
+                word: start.to_string(),
+            }));
+        };
+        let houses = match moves {
+            GameMovesArg::Text(text) => {
+                return db::Position::from_game_text(&rules, start, &text)
+                    .map(PyPosition)
+                    .map_err(game_error)
+            }
+            GameMovesArg::Houses(houses) => houses,
+        };
+        // The houses up to the first that is no house at all; the moves before it are played
+        // first, so that the error is that of the first move at fault.
+        let end = houses
+            .iter()
+            .position(|&h| u8::try_from(h).is_err())
+            .unwrap_or(houses.len());
+        let played: Vec<u8> = houses[..end]
+            .iter()
+            .filter_map(|&h| u8::try_from(h).ok())
+            .collect();
+        let p = db::Position::from_game(&rules, start, &played).map_err(game_error)?;
+        match houses.get(end) {
+            Some(h) => Err(game_error(db::GameError::NotAHouse {
+                at: end + 1,
+                word: h.to_string(),
+            })),
+            None => Ok(PyPosition(p)),
+        }
     }
 
     /// The seeds on the board (the position's tier).

@@ -342,6 +342,43 @@ def test_errors_quote_at_most_100_characters_of_the_input(abapa12):
     assert len(str(e.value)) < 400
 
 
+def test_a_position_named_by_the_moves_of_a_game(abapa12):
+    # As `oware probe --start K --moves H,H,...`: the houses played in turn from the start.
+    tb = oware.Tablebase(abapa12)
+    want = json.loads(run("probe", "--dir", str(abapa12), "--json",
+                          "--start", "1", "--moves", "5,2,3"))
+    for moves in ([5, 2, 3], (5, 2, 3), "5,2,3", " 5, 2 ,3 "):
+        p = oware.Position.from_game(1, moves, tb.rules)
+        assert str(p) == want["position"]
+        assert tb.score(p) == want["score"] and tb.moves(p) == want["moves"]
+    assert oware.Position.from_game(1, [5]) == oware.Position("0 1 1 1 1 1 1 1 1 1 1 0")
+    assert oware.Position.from_game(4) == oware.Position([4] * 12)
+    assert oware.Position.from_game(2, [], "awari") == oware.Position([2] * 12)
+    # The first move at fault, named by its place in the list, as the command line names it.
+    for start, moves, message in [
+        (1, [0, 0, 0], "moves: move 3 (house 0) is illegal in 0 2 1 1 1 1 0 2 1 1 1 1: "
+                       "house 0 is empty"),
+        (1, "0,0,0", "moves: move 3 (house 0) is illegal in 0 2 1 1 1 1 0 2 1 1 1 1: "
+                     "house 0 is empty"),
+        (1, [0, 0, 0, -1], "moves: move 3 (house 0) is illegal"),
+        (1, [5, 9], "moves: move 2: `9` is not a house 0..=5"),
+        (1, [5, -1], "moves: move 2: `-1` is not a house 0..=5"),
+        (1, [5, 2**40], f"moves: move 2: `{2**40}` is not a house 0..=5"),
+        (1, "5,,3", "moves: move 2: `` is not a house 0..=5"),
+        (5, [0], "start: `5` is not a count of seeds per house in 1..=4"),
+        (-1, [], "start: `-1` is not a count of seeds per house in 1..=4"),
+        (0, [], "start: `0` is not a count of seeds per house in 1..=4"),
+    ]:
+        with pytest.raises(ValueError) as e:
+            oware.Position.from_game(start, moves)
+        assert str(e.value).startswith(message), (start, moves, str(e.value))
+    with pytest.raises(ValueError) as e:
+        oware.Position.from_game(1, "7" * 10**6)
+    assert str(e.value) == f"moves: move 1: `{'7' * 100}…` is not a house 0..=5"
+    with pytest.raises(ValueError, match="bad rules"):
+        oware.Position.from_game(1, [5], "chess")
+
+
 def test_a_batch_too_large_for_memory_is_a_memory_error(abapa12):
     tb = oware.Tablebase(abapa12)
 
