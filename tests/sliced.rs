@@ -43,18 +43,61 @@ fn generate(dir: &Path, max: &str, env: &[(&str, String)]) -> std::process::Outp
     cmd.output().unwrap()
 }
 
-#[test]
-fn a_memory_limit_that_forces_slices_gives_the_same_tables() {
-    let tmp = tempfile::tempdir().unwrap();
-    let clean = tmp.path().join("clean");
+/// Tiers `0..=max` generated into `parent/clean` with no limit: the reference.
+fn clean_run(parent: &Path, max: &str) -> std::path::PathBuf {
+    let clean = parent.join("clean");
     ok(&[
         "generate",
         "--quiet",
         "--dir",
         clean.to_str().unwrap(),
         "--max-seeds",
-        "16",
+        max,
     ]);
+    clean
+}
+
+/// Starts `generate` of tiers `0..=max` into `dir` under `env` and kills it (`SIGKILL`)
+/// `delay_ms` after its log shows a line holding `marker`: the log up to there.
+fn killed_at(dir: &Path, max: &str, env: &[(&str, String)], marker: &str, delay_ms: u64) -> String {
+    let mut cmd = oware();
+    cmd.args([
+        "generate",
+        "--dir",
+        dir.to_str().unwrap(),
+        "--max-seeds",
+        max,
+    ]);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut seen = String::new();
+    for line in BufReader::new(stderr).lines() {
+        let line = line.unwrap();
+        seen.push_str(&line);
+        seen.push('\n');
+        if line.contains(marker) {
+            std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+            // SAFETY: `kill` only sends a signal to the child started above.
+            assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGKILL) }, 0);
+            break;
+        }
+    }
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "not killed in time:\n{seen}");
+    seen
+}
+
+#[test]
+fn a_memory_limit_that_forces_slices_gives_the_same_tables() {
+    let tmp = tempfile::tempdir().unwrap();
+    let clean = clean_run(tmp.path(), "16");
     let expected = tables(&clean);
     let limited = tmp.path().join("limited");
     let limit = limit_for_slices();
@@ -138,15 +181,7 @@ fn logged_peak(log: &str, tier: u8) -> (f64, f64) {
 #[test]
 fn distances_kept_out_of_core_are_those_of_an_unlimited_run() {
     let tmp = tempfile::tempdir().unwrap();
-    let clean = tmp.path().join("clean");
-    ok(&[
-        "generate",
-        "--quiet",
-        "--dir",
-        clean.to_str().unwrap(),
-        "--max-seeds",
-        "16",
-    ]);
+    let clean = clean_run(tmp.path(), "16");
     let limited = tmp.path().join("limited");
     let limit = limit_for_distance_windows();
     let out = generate(&limited, "16", &[("OWARE_MEMORY_LIMIT", limit.to_string())]);
@@ -223,45 +258,11 @@ fn distances_kept_out_of_core_are_those_of_an_unlimited_run() {
 #[test]
 fn a_run_killed_in_a_distance_window_resumes_to_the_same_tables() {
     let tmp = tempfile::tempdir().unwrap();
-    let clean = tmp.path().join("clean");
-    ok(&[
-        "generate",
-        "--quiet",
-        "--dir",
-        clean.to_str().unwrap(),
-        "--max-seeds",
-        "13",
-    ]);
+    let clean = clean_run(tmp.path(), "13");
     let dir = tmp.path().join("killed");
-    let mut child = oware()
-        .args([
-            "generate",
-            "--dir",
-            dir.to_str().unwrap(),
-            "--max-seeds",
-            "13",
-        ])
-        .env("OWARE_DISTANCE_WINDOW", "65536")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut seen = String::new();
-    for line in BufReader::new(stderr).lines() {
-        let line = line.unwrap();
-        seen.push_str(&line);
-        seen.push('\n');
-        if line.contains("tier 13: propagate") {
-            // Some windows in.
-            std::thread::sleep(std::time::Duration::from_millis(300));
-            // SAFETY: `kill` only sends a signal to the child started above.
-            assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGKILL) }, 0);
-            break;
-        }
-    }
-    let status = child.wait().unwrap();
-    assert!(!status.success(), "not killed in time:\n{seen}");
+    // Some windows in.
+    let env = [("OWARE_DISTANCE_WINDOW", "65536".to_string())];
+    let seen = killed_at(&dir, "13", &env, "tier 13: propagate", 300);
     assert!(!dir.join("tier-13.owd").exists(), "{seen}");
     let out = generate(&dir, "13", &[("OWARE_DISTANCE_WINDOW", "65536".into())]);
     let err = text(&out.stderr);
@@ -278,46 +279,13 @@ fn a_run_killed_in_a_distance_window_resumes_to_the_same_tables() {
 #[test]
 fn a_sliced_run_killed_mid_tier_resumes_to_the_same_tables() {
     let tmp = tempfile::tempdir().unwrap();
-    let clean = tmp.path().join("clean");
-    ok(&[
-        "generate",
-        "--quiet",
-        "--dir",
-        clean.to_str().unwrap(),
-        "--max-seeds",
-        "16",
-    ]);
+    let clean = clean_run(tmp.path(), "16");
     let expected = tables(&clean);
     let dir = tmp.path().join("killed");
     let limit = limit_for_slices().to_string();
-    let mut child = oware()
-        .args([
-            "generate",
-            "--dir",
-            dir.to_str().unwrap(),
-            "--max-seeds",
-            "16",
-        ])
-        .env("OWARE_MEMORY_LIMIT", &limit)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
     // Killed as soon as it starts the slices of tier 16.
-    let stderr = child.stderr.take().unwrap();
-    let mut seen = String::new();
-    for line in BufReader::new(stderr).lines() {
-        let line = line.unwrap();
-        seen.push_str(&line);
-        seen.push('\n');
-        if line.contains("tier 16: exits in") {
-            // SAFETY: `kill` only sends a signal to the child started above.
-            assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGKILL) }, 0);
-            break;
-        }
-    }
-    let status = child.wait().unwrap();
-    assert!(!status.success(), "not killed in time:\n{seen}");
+    let env = [("OWARE_MEMORY_LIMIT", limit.clone())];
+    let seen = killed_at(&dir, "16", &env, "tier 16: exits in", 0);
     assert!(!dir.join("tier-16.owt").exists(), "{seen}");
     let out = generate(&dir, "16", &[("OWARE_MEMORY_LIMIT", limit)]);
     let err = text(&out.stderr);
