@@ -263,4 +263,50 @@ mod tests {
             }
         );
     }
+
+    /// Under rules where a move can end the game (a starved side forfeits), the first game
+    /// from the 1-seed start whose last move ends it is refused, that move named.
+    #[test]
+    fn a_move_that_ends_the_game_is_named() {
+        let rules: Rules = "abapa+starve=forfeit".parse().unwrap();
+        // Breadth first over positions, each reached once, with the houses that reach it.
+        let start = Position::start(1).unwrap();
+        let mut seen = std::collections::HashSet::from([start]);
+        let mut frontier = vec![(start, Vec::<u8>::new())];
+        let game = 'search: loop {
+            assert!(!frontier.is_empty(), "no game ends");
+            let mut next = Vec::new();
+            for (p, houses) in &frontier {
+                let mut ending = None;
+                p.for_each_move(&rules, |m| match m.outcome {
+                    Outcome::End { .. } => {
+                        ending = ending.or(Some(m.house));
+                    }
+                    Outcome::Continue { child, .. } => {
+                        if seen.insert(child) {
+                            let mut h = houses.clone();
+                            h.push(m.house);
+                            next.push((child, h));
+                        }
+                    }
+                });
+                if let Some(house) = ending {
+                    let mut h = houses.clone();
+                    h.push(house);
+                    break 'search h;
+                }
+            }
+            frontier = next;
+        };
+        let e = Position::from_game(&rules, 1, &game).unwrap_err();
+        let (last, n) = (game[game.len() - 1], game.len());
+        assert!(
+            matches!(e, GameError::Ends { at, house, .. } if at == n && house == last),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("ends the game"), "{e}");
+        assert_eq!(e.argument(), "moves");
+        // The game up to its last move is a position.
+        assert!(Position::from_game(&rules, 1, &game[..n - 1]).is_ok());
+    }
 }
