@@ -366,11 +366,7 @@ impl<'a> TableEncoder<'a> {
         scores: &'a [i8],
         opts: &WriteOptions,
     ) -> Result<Self, Error> {
-        // SAFETY: `u8` and `i8` have the same size and alignment, and every byte is a valid
-        // `i8`; the slice borrows `distances` for `'a`.
-        let bytes =
-            unsafe { std::slice::from_raw_parts(distances.as_ptr().cast::<i8>(), distances.len()) };
-        let encoder = Self::new(dir, rules, tier, kind, bytes, opts)?;
+        let encoder = Self::new(dir, rules, tier, kind, as_signed(distances), opts)?;
         encoder.distances_of(scores)
     }
 
@@ -393,10 +389,8 @@ impl<'a> TableEncoder<'a> {
         scores: &'a [i8],
         opts: &WriteOptions,
     ) -> Result<Self, Error> {
-        // SAFETY: as in `for_distances`.
-        let bytes =
-            unsafe { std::slice::from_raw_parts(distances.as_ptr().cast::<i8>(), distances.len()) };
         let kind = IndexKind::Reachable;
+        let bytes = as_signed(distances);
         let encoder = Self::for_blocks(dir, rules, tier, kind, first_block, bytes, opts)?;
         encoder.distances_of(scores)
     }
@@ -552,7 +546,7 @@ impl<'a> TableEncoder<'a> {
         let tier = self.header.tier;
         if self.distance_huffman() {
             let chunk = self.chunk(b)?;
-            // SAFETY: as in `for_distances`: the distances, given as bytes, seen as `u8`.
+            // SAFETY: as in `as_signed`: the distances, given as bytes, seen as `u8` again.
             let bytes =
                 unsafe { std::slice::from_raw_parts(chunk.as_ptr().cast::<u8>(), chunk.len()) };
             let context = self.context_chunk(b);
@@ -645,7 +639,7 @@ impl<'a> TableEncoder<'a> {
         let io = |e| Error::io(&self.tmp, e);
         if let Some(m) = &self.distance_model {
             let chunk = self.chunk(b)?;
-            // SAFETY: as in `for_distances`: the distances, given as bytes, seen as `u8`.
+            // SAFETY: as in `as_signed`: the distances, given as bytes, seen as `u8` again.
             let bytes =
                 unsafe { std::slice::from_raw_parts(chunk.as_ptr().cast::<u8>(), chunk.len()) };
             let mut out = Vec::new();
@@ -752,6 +746,13 @@ impl<'a> TableEncoder<'a> {
             checksum: format::hex(sum.as_bytes()),
         })
     }
+}
+
+/// Distances, one byte each, seen as the `i8` entries the encoder holds.
+fn as_signed(distances: &[u8]) -> &[i8] {
+    // SAFETY: `u8` and `i8` have the same size and alignment, and every byte is a valid
+    // `i8`; the slice borrows `distances`.
+    unsafe { std::slice::from_raw_parts(distances.as_ptr().cast::<i8>(), distances.len()) }
 }
 
 /// A `Write` that counts and hashes what passes through.
