@@ -28,7 +28,8 @@ fn limit_for_slices() -> u64 {
     own.max(beside + window_bytes(&Rules::ABAPA, 16) / 3) + PROCESS_BYTES
 }
 
-fn generate(dir: &Path, max: &str, env: &[(&str, String)]) -> std::process::Output {
+/// `oware generate` of tiers `0..=max` into `dir`, under the environment `env`.
+fn generate_command(dir: &Path, max: &str, env: &[(&str, String)]) -> std::process::Command {
     let mut cmd = oware();
     cmd.args([
         "generate",
@@ -40,7 +41,11 @@ fn generate(dir: &Path, max: &str, env: &[(&str, String)]) -> std::process::Outp
     for (k, v) in env {
         cmd.env(k, v);
     }
-    cmd.output().unwrap()
+    cmd
+}
+
+fn generate(dir: &Path, max: &str, env: &[(&str, String)]) -> std::process::Output {
+    generate_command(dir, max, env).output().unwrap()
 }
 
 /// Tiers `0..=max` generated into `parent/clean` with no limit: the reference.
@@ -60,18 +65,7 @@ fn clean_run(parent: &Path, max: &str) -> std::path::PathBuf {
 /// Starts `generate` of tiers `0..=max` into `dir` under `env` and kills it (`SIGKILL`)
 /// `delay_ms` after its log shows a line holding `marker`: the log up to there.
 fn killed_at(dir: &Path, max: &str, env: &[(&str, String)], marker: &str, delay_ms: u64) -> String {
-    let mut cmd = oware();
-    cmd.args([
-        "generate",
-        "--dir",
-        dir.to_str().unwrap(),
-        "--max-seeds",
-        max,
-    ]);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut child = cmd
+    let mut child = generate_command(dir, max, env)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
