@@ -18,10 +18,8 @@ use super::share::LowerShare;
 use crate::error::{AllocError, SolveError};
 use crate::lower::LowerTiers;
 use crate::progress::Progress;
-use crate::solve::cell::FarExits;
-use crate::solve::first_pass::first_cells;
 use crate::solve::ranks::Place;
-use crate::solve::{set_level_masks, solve_placed, FarRoom, Tuning, CHUNK};
+use crate::solve::{first_pass_whole, set_level_masks, solve_placed, FarRoom, Tuning, CHUNK};
 
 /// Counts and timings of one rank's part of a tier.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -145,21 +143,7 @@ fn solve_tier_ranked(
     let solved = solve_placed(rules, n, progress, tuning, &place, |ctx, _| {
         let room = FarRoom::with(n, local, config.far_exit_room);
         let far = match lower {
-            RankLower::Whole(lower) => ctx
-                .cells
-                .par_chunks(CHUNK)
-                .enumerate()
-                .map(|(c, chunk)| {
-                    if room.outgrown() {
-                        return FarExits::default();
-                    }
-                    let at = start + (c * CHUNK) as u64;
-                    let far = first_cells(rules, &ctx.index, lower, ctx.codes, at, chunk);
-                    set_level_masks(ctx, c, chunk);
-                    progress.advance(chunk.len() as u64);
-                    room.take(far)
-                })
-                .collect(),
+            RankLower::Whole(lower) => first_pass_whole(ctx, lower, &room, progress),
             RankLower::Shared(share) => {
                 let layout = Layout::new(CHUNK, config.batch, comm.size());
                 let far = first_cells_shared(

@@ -550,28 +550,39 @@ pub fn solve_tier_tuned(
     tuning: Tuning<'_>,
 ) -> Result<(TierScores, SolveStats), SolveError> {
     solve_with(rules, n, progress, tuning, |ctx, _| {
-        let codes = ctx.codes;
         let room = FarRoom::new(ctx);
-        let far = ctx
-            .cells
-            .par_chunks(CHUNK)
-            .enumerate()
-            .map(|(c, chunk)| {
-                if room.outgrown() {
-                    return FarExits::default();
-                }
-                let far = first_cells(rules, &ctx.index, lower, codes, (c * CHUNK) as u64, chunk);
-                set_level_masks(ctx, c, chunk);
-                progress.advance(chunk.len() as u64);
-                room.take(far)
-            })
-            .collect();
+        let far = first_pass_whole(ctx, lower, &room, progress);
         room.check()?;
         if tuning.release_lower {
             lower.release_pages();
         }
         Ok::<_, SolveError>(far)
     })
+}
+
+/// The first pass over the positions the arrays of `ctx` hold, from the lower tiers held
+/// whole in `lower`: each chunk's cells, level masks and far exits, counted against `room`
+/// (no chunk is started once it is outgrown). One process's tier, or one rank's range.
+pub(crate) fn first_pass_whole(
+    ctx: &Ctx<'_>,
+    lower: &LowerTiers,
+    room: &FarRoom,
+    progress: &dyn Progress,
+) -> Vec<FarExits> {
+    ctx.cells
+        .par_chunks(CHUNK)
+        .enumerate()
+        .map(|(c, chunk)| {
+            if room.outgrown() {
+                return FarExits::default();
+            }
+            let at = ctx.start + (c * CHUNK) as u64;
+            let far = first_cells(ctx.rules, &ctx.index, lower, ctx.codes, at, chunk);
+            set_level_masks(ctx, c, chunk);
+            progress.advance(chunk.len() as u64);
+            room.take(far)
+        })
+        .collect()
 }
 
 /// The bytes the far-exit lists of a tier take, counted as each chunk's list is made,
