@@ -141,15 +141,7 @@ pub fn tier_distances(
     scores: &[i8],
     lower: &LowerTiers,
 ) -> Result<Vec<u8>, DistanceError> {
-    let index = TierIndex::new(n, IndexKind::Reachable);
-    let size = index.size();
-    if scores.len() as u64 != size {
-        return Err(DistanceError::Length {
-            tier: n,
-            got: scores.len(),
-            positions: size,
-        });
-    }
+    let index = tier_index(n, scores)?;
     // Read and written at random: on huge pages where the kernel allows them.
     let dist = vec_of(scores.len(), |_| AtomicU8::new(NO_DISTANCE));
     // Keeping in-tier moves still to decide, for the disfavoured positions.
@@ -327,6 +319,22 @@ pub fn tier_distances(
     Ok(out)
 }
 
+/// The index of tier `n`, whose `scores` must be one per position.
+///
+/// # Errors
+/// [`DistanceError::Length`] when they are not.
+pub(crate) fn tier_index(n: u8, scores: &[i8]) -> Result<TierIndex, DistanceError> {
+    let index = TierIndex::new(n, IndexKind::Reachable);
+    if scores.len() as u64 != index.size() {
+        return Err(DistanceError::Length {
+            tier: n,
+            got: scores.len(),
+            positions: index.size(),
+        });
+    }
+    Ok(index)
+}
+
 /// A stored distance in words.
 fn show(d: u8) -> String {
     if d == NO_DISTANCE {
@@ -387,14 +395,7 @@ pub fn check_distances_sliced(
     slice_bytes: u64,
     dist: &[u8],
 ) -> Result<(), DistanceError> {
-    let index = TierIndex::new(n, IndexKind::Reachable);
-    if scores.len() as u64 != index.size() {
-        return Err(DistanceError::Length {
-            tier: n,
-            got: scores.len(),
-            positions: index.size(),
-        });
-    }
+    tier_index(n, scores)?;
     let keeps = keeping_captures(rules, n, scores, source, slice_bytes)?;
     check_with(rules, n, scores, Captures::Marked(&keeps), dist)
 }

@@ -9,12 +9,12 @@
 
 use std::ops::Range;
 
-use oware_db::index::{IndexKind, TierIndex};
 use oware_db::Rules;
 use rayon::prelude::*;
 
 use super::{
-    expected_of, keeping_captures, merge, verdict, Captures, DistanceError, Equations, Steps, CHUNK,
+    expected_of, keeping_captures, merge, tier_index, verdict, Captures, DistanceError, Equations,
+    Steps, CHUNK,
 };
 use crate::lower::slice::ScoreSource;
 use crate::lower::LowerTiers;
@@ -91,15 +91,8 @@ fn check_windows(
     source: &dyn DistanceSource,
     window: u64,
 ) -> Result<(), DistanceError> {
-    let index = TierIndex::new(n, IndexKind::Reachable);
+    let index = tier_index(n, scores)?;
     let size = index.size();
-    if scores.len() as u64 != size {
-        return Err(DistanceError::Length {
-            tier: n,
-            got: scores.len(),
-            positions: size,
-        });
-    }
     let window = window.max(1);
     let windows: Vec<Range<u64>> = (0..size.div_ceil(window))
         .map(|k| k * window..((k + 1) * window).min(size))
