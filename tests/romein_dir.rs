@@ -9,10 +9,9 @@ use oware_db::check::TierCheck;
 use oware_db::index::{IndexKind, TierIndex};
 use oware_db::romein::RomeinOrder;
 use oware_db::{Position, Rules, Tablebase, HOUSES};
+use oware_solver::dir::CheckObserver;
 use oware_solver::distributed::ThreadComm;
-use oware_solver::{
-    verify_deep, CheckObserver, Phase, Progress, TierVerdict, VerifyObserver, VerifyOptions,
-};
+use oware_solver::{verify_deep, Phase, Progress, TierVerdict, VerifyObserver, VerifyOptions};
 use support::{ok, run, text};
 
 struct Silent;

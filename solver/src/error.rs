@@ -97,7 +97,7 @@ pub enum SolveError {
     #[error(transparent)]
     Lower(#[from] oware_db::Error),
     /// A scratch file of the distances kept out of core
-    /// ([`Tuning::spill`](crate::Tuning::spill)) could not be written or read.
+    /// ([`Tuning::spill`](crate::tier::Tuning::spill)) could not be written or read.
     #[error("tier {tier}: scratch file {}: {source}", path.display())]
     Scratch {
         /// The tier.

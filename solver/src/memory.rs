@@ -12,7 +12,7 @@ fn positions(n: u8) -> u64 {
     tier_size(n, IndexKind::Reachable)
 }
 
-/// Bytes of memory [`solve_tier`](crate::solve_tier) needs for a tier of `positions`
+/// Bytes of memory [`solve_tier`](crate::tier::solve_tier) needs for a tier of `positions`
 /// positions: its cells (which become the scores), two frontier bits per position, the
 /// dirty flags and the level masks; lower tiers not included.
 pub fn tier_memory(positions: u64) -> u64 {
@@ -31,7 +31,7 @@ pub fn tier_memory(positions: u64) -> u64 {
 /// as the lists grew from tier 27 to tier 36 (about 1.7 times): room for 0.049 % of the
 /// positions at tier 27 (0.015 % listed there), 0.12 % at tier 30 (0.086 %), 0.78 % at tier
 /// 36 (0.42 %), 31 % at tier 48 (extrapolated). A tier whose lists outgrow the room its limit
-/// leaves them stops with an error ([`Tuning::far_exit_room`](crate::Tuning::far_exit_room))
+/// leaves them stops with an error ([`Tuning::far_exit_room`](crate::tier::Tuning::far_exit_room))
 /// rather than exceed the limit.
 pub fn far_exit_bytes(n: u8, positions: u64) -> u64 {
     use crate::solve::cell::{Codes, FAR_ALLOC_BYTES, FAR_ENTRY_BYTES, FAR_POINTER_BYTES};
@@ -48,7 +48,7 @@ pub fn far_exit_bytes(n: u8, positions: u64) -> u64 {
 }
 
 /// Bytes the distances to conversion take while a tier of `positions` positions is solved
-/// with them ([`Tuning::distances`](crate::Tuning::distances)), beside [`tier_memory`]: one
+/// with them ([`Tuning::distances`](crate::tier::Tuning::distances)), beside [`tier_memory`]: one
 /// byte per position, the dirty flags of the second round's frontier (one byte per
 /// 1,024 positions) and the positions carried from one round to
 /// the next. Allocated once the exits are computed, so never beside a slice of the lower
@@ -198,7 +198,7 @@ impl TierPlan {
 
     /// Bytes the far exits may take under `limit` without the peak exceeding it: the room
     /// kept for them and whatever the plan leaves unused. The solver stops a tier whose
-    /// lists outgrow it ([`Tuning::far_exit_room`](crate::Tuning::far_exit_room)).
+    /// lists outgrow it ([`Tuning::far_exit_room`](crate::tier::Tuning::far_exit_room)).
     pub fn far_exit_room(&self, limit: u64) -> u64 {
         limit.saturating_sub(self.needed()) + self.far_exits
     }
@@ -234,7 +234,7 @@ pub fn plan_tier(
     )
 }
 
-/// The memory plan of the deep verification of tier `n` ([`verify_tier_in_place`](crate::verify_tier_in_place)):
+/// The memory plan of the deep verification of tier `n` ([`verify_tier_in_place`](crate::tier::verify_tier_in_place)):
 /// [`plan_tier`]'s, with the verifier's own memory ([`verify_memory`]) in place of the
 /// solver's; a sliced plan gives the frontier's bytes ([`verify_frontier_bytes`]), which
 /// the verifier allocates once the slices are done, to the slice.
@@ -311,7 +311,7 @@ fn plan_with(
     ))
 }
 
-/// Bytes of memory [`verify_tier_in_place`](crate::verify_tier_in_place) needs for a tier
+/// Bytes of memory [`verify_tier_in_place`](crate::tier::verify_tier_in_place) needs for a tier
 /// of `positions` positions: its scores, which hold the verification state too (one byte
 /// per position), and two bits per position (the failure bit and the frontier), and a level
 /// mask per 1024 positions (a 128th of a byte per position); lower tiers not included.

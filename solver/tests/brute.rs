@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use oware_db::index::{IndexKind, TierIndex};
 use oware_db::Rules;
-use oware_solver::{solve_tier_tuned, LowerTiers, NoProgress, Tuning};
+use oware_solver::tier::{solve_tier_tuned, LowerTiers, Tuning};
+use oware_solver::NoProgress;
 
 #[test]
 fn solver_matches_brute_force_up_to_tier_10() {

@@ -5,10 +5,11 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use oware_db::Rules;
+use oware_solver::dir::{LOCK_FILE, SCRATCH_DIR};
 use oware_solver::distributed::{LocalComm, ThreadComm};
 use oware_solver::{
     generate, Cancel, GenerateError, GenerateObserver, GenerateOptions, LockError, Phase, Progress,
-    TableDir, TierReport, LOCK_FILE, SCRATCH_DIR,
+    TableDir, TierReport,
 };
 
 /// Reports nothing; when `fail_tier` is set, makes the write of that tier's table (or, with

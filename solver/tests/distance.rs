@@ -14,11 +14,12 @@ use std::sync::Arc;
 
 use oware_db::index::{IndexKind, TierIndex};
 use oware_db::{Outcome, Position, Rules};
-use oware_solver::{
+use oware_solver::tier::{
     check_distances, check_distances_sliced, check_distances_sliced_windowed,
     check_distances_windowed, solve_tier_sliced, solve_tier_tuned, tier_distances, DistanceError,
-    DistanceSource, LowerTiers, NoProgress, Spill, TierScores, Tuning, NO_DISTANCE, WINDOW_ALIGN,
+    DistanceSource, LowerTiers, Spill, TierScores, Tuning, NO_DISTANCE, WINDOW_ALIGN,
 };
+use oware_solver::NoProgress;
 
 fn score(tiers: &[Vec<i8>], p: &Position) -> i8 {
     let idx = TierIndex::new(p.seeds(), IndexKind::Reachable);

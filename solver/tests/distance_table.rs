@@ -16,9 +16,9 @@ use oware_db::write::{
     write_distances_with, write_table, EncodeScratch, TableEncoder, WriteOptions,
 };
 use oware_db::{Rules, Tablebase};
-use oware_solver::{
-    read_distances, tier_distances, write_distances_parallel, Cancel, LowerTiers, TableDir,
-};
+use oware_solver::dir::{read_distances, write_distances_parallel};
+use oware_solver::tier::{tier_distances, LowerTiers};
+use oware_solver::{Cancel, TableDir};
 
 /// The scores and the distances of every tier `0..=max` under `rules`.
 fn tiers(rules: &Rules, max: u8) -> Vec<(Vec<i8>, Vec<u8>)> {

@@ -12,7 +12,8 @@ use oware_solver::distributed::{
     all_gather_scores, gather_scores, solve_tier_local, solve_tier_partitioned, Comm, LocalComm,
     LowerShare, PartitionConfig, ThreadComm,
 };
-use oware_solver::{LowerTiers, NoProgress};
+use oware_solver::tier::LowerTiers;
+use oware_solver::NoProgress;
 
 const MAX: u8 = 12;
 

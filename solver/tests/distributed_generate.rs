@@ -85,7 +85,7 @@ fn ranks_write_the_tables_of_one_process_and_resume() {
                 tables(&dir, top) == expected[..=top as usize],
                 "{rules}, {ranks} ranks"
             );
-            assert!(!dir.join(oware_solver::SCRATCH_DIR).exists());
+            assert!(!dir.join(oware_solver::dir::SCRATCH_DIR).exists());
             // Resume: a lost tier and a damaged one are solved again, the others are kept
             // (and read back by every rank for its share).
             std::fs::remove_file(dir.join("tier-07.owt")).unwrap();

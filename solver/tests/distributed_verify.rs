@@ -12,10 +12,11 @@ use oware_db::manifest::Manifest;
 use oware_db::table::Table;
 use oware_db::write::WriteOptions;
 use oware_db::Rules;
+use oware_solver::dir::CheckObserver;
 use oware_solver::distributed::{Comm, LocalComm, ThreadComm};
 use oware_solver::{
-    generate, verify_deep, CheckObserver, GenerateObserver, GenerateOptions, NoProgress, Phase,
-    Progress, TierReport, TierVerdict, VerifyError, VerifyObserver, VerifyOptions,
+    generate, verify_deep, GenerateObserver, GenerateOptions, NoProgress, Phase, Progress,
+    TierReport, TierVerdict, VerifyError, VerifyObserver, VerifyOptions,
 };
 
 struct Silent;

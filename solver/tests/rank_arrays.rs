@@ -16,7 +16,8 @@ use oware_db::Rules;
 use oware_solver::distributed::{
     solve_tier_local, verify_tier_local, Comm, LowerShare, Partition, PartitionConfig, ThreadComm,
 };
-use oware_solver::{LowerTiers, NoProgress};
+use oware_solver::tier::LowerTiers;
+use oware_solver::NoProgress;
 
 thread_local! {
     /// The size of the allocations refused on this thread (0: none).

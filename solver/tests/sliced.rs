@@ -11,10 +11,11 @@ use std::sync::Arc;
 use oware_db::index::{IndexKind, TierIndex};
 use oware_db::write::WriteOptions;
 use oware_db::Rules;
-use oware_solver::{
-    cut_slices, solve_tier_sliced, write_table_parallel, LowerTiers, NoProgress, ScoreSource,
-    SolveError, TableSource, Tuning, SLICE_ALIGN,
+use oware_solver::dir::write_table_parallel;
+use oware_solver::tier::{
+    cut_slices, solve_tier_sliced, LowerTiers, ScoreSource, TableSource, Tuning, SLICE_ALIGN,
 };
+use oware_solver::{NoProgress, SolveError};
 
 /// The solved tiers `0..=max` as lower tiers in memory.
 fn lower_of(tiers: &[Vec<i8>]) -> LowerTiers {
@@ -156,7 +157,7 @@ fn a_missing_lower_table_is_named() {
 /// lists, before they are all made.
 #[test]
 fn far_exit_lists_stop_at_their_room() {
-    use oware_solver::solve_tier_tuned;
+    use oware_solver::tier::solve_tier_tuned;
     let rules = Rules::ABAPA;
     let n = 10;
     let reference = common::solve_all(&rules, n);

@@ -7,7 +7,7 @@ use oware_db::index::{IndexKind, TierIndex};
 use oware_db::table::Table;
 use oware_db::write::{write_table_with, WriteOptions};
 use oware_db::Rules;
-use oware_solver::write_table_parallel;
+use oware_solver::dir::write_table_parallel;
 use proptest::prelude::*;
 
 fn scores(n: u8, kind: u8, seed: u64) -> Vec<i8> {

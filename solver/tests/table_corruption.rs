@@ -7,7 +7,7 @@ use oware_db::index::IndexKind;
 use oware_db::table::Table;
 use oware_db::write::WriteOptions;
 use oware_db::Rules;
-use oware_solver::write_table_parallel;
+use oware_solver::dir::write_table_parallel;
 
 mod synthetic;
 
@@ -23,7 +23,7 @@ fn check(path: &std::path::Path, scores: &[i8], what: &str) -> bool {
     if let Ok(all) = t.read_all() {
         assert_eq!(all, scores, "{what}: read_all wrong");
     }
-    if let Ok(all) = oware_solver::read_table(&t) {
+    if let Ok(all) = oware_solver::dir::read_table(&t) {
         assert_eq!(all, scores, "{what}: read_table wrong");
     }
     t.verify_checksum().is_err()

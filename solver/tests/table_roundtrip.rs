@@ -9,7 +9,7 @@ use oware_db::manifest::Manifest;
 use oware_db::table::Table;
 use oware_db::write::{write_table, write_table_with, WriteOptions};
 use oware_db::{Error, Rules};
-use oware_solver::write_table_parallel;
+use oware_solver::dir::write_table_parallel;
 use synthetic::{synth, synth_tier};
 
 #[test]
@@ -52,7 +52,7 @@ fn round_trip_several_tiers_and_block_sizes() {
         assert_eq!(t.checksum_hex(), w.checksum);
         assert_eq!(t.verify_checksum().unwrap(), w.checksum);
         assert_eq!(t.read_all().unwrap(), scores);
-        assert_eq!(oware_solver::read_table(&t).unwrap(), scores);
+        assert_eq!(oware_solver::dir::read_table(&t).unwrap(), scores);
         // `read_into` takes whole blocks only: a range that starts or ends inside a block
         // (short of the table's end) is refused.
         let (be, len) = (block_entries as usize, scores.len());

@@ -11,10 +11,11 @@ use std::sync::Arc;
 
 use oware_db::index::{IndexKind, TierIndex};
 use oware_db::{Outcome, Position, Rules};
-use oware_solver::{
-    solve_tier, verify_tier, verify_tier_in_place, LowerTiers, MismatchKind, NoProgress,
-    VerifyLower, VerifyPhases, VerifyReport,
+use oware_solver::tier::{
+    solve_tier, verify_tier, verify_tier_in_place, LowerTiers, MismatchKind, VerifyLower,
+    VerifyPhases, VerifyReport,
 };
+use oware_solver::NoProgress;
 
 /// Solves tiers `0..=max`: their scores, and the lower tiers of `max` (tiers `0..max`).
 fn solve_all(rules: &Rules, max: u8) -> (Vec<Vec<i8>>, LowerTiers) {

@@ -271,7 +271,7 @@ pub fn refuse_same_dir(input: &Path, out: &Path, flags: (&str, &str)) -> anyhow:
 /// # Errors
 /// The disk is short, with the figures.
 pub fn check_disk(n: u8, needed: u64, dir: &Path) -> anyhow::Result<()> {
-    if let Some(free) = oware_solver::free_disk(dir) {
+    if let Some(free) = oware_solver::dir::free_disk(dir) {
         if needed > free {
             anyhow::bail!(
                 "tier {n} needs {} of disk in {}, {} free; nothing was written for it",

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use oware_db::check::TierCheck;
-use oware_solver::{CheckObserver, GenerateObserver, Phase, Progress, TierDistances, TierReport};
+use oware_solver::dir::CheckObserver;
+use oware_solver::{GenerateObserver, Phase, Progress, TierDistances, TierReport};
 
 /// How progress is shown.
 enum View {

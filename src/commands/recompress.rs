@@ -10,7 +10,8 @@ use oware_db::format::Compression;
 use oware_db::manifest::{tier_path, DistanceEntry, Manifest, TierEntry};
 use oware_db::table::Table;
 use oware_db::write::WriteOptions;
-use oware_solver::{write_table_parallel, TableDir, DEFAULT_BATCH_BLOCKS};
+use oware_solver::dir::{write_table_parallel, DEFAULT_BATCH_BLOCKS};
+use oware_solver::TableDir;
 
 /// Arguments of `oware recompress`.
 #[derive(clap::Args)]
@@ -155,7 +156,7 @@ fn rewrite(args: &Args, source: Option<&Manifest>, tiers: Vec<u8>) -> anyhow::Re
         let needed =
             table.len() + blocks * 80 + (64 << 10) + distance.as_ref().map_or(0, |d| d.file_size);
         super::common::check_disk(n, needed, &args.out)?;
-        let scores = oware_solver::read_table(&table)?;
+        let scores = oware_solver::dir::read_table(&table)?;
         let read = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
         // The table's and the manifest's temporaries, out of an interrupt's way.

@@ -230,11 +230,11 @@ pub fn run_export(args: ExportArgs) -> anyhow::Result<ExitCode> {
         }
         check_disk(n, size, &args.out)?;
         // One range of the file and one chunk of decoded scores.
-        let overhead = oware_solver::export_overhead(n);
+        let overhead = oware_solver::dir::export_overhead(n);
         let range = ranges(n, size, overhead, "export")?;
         say_ranges(n, size, range)?;
         let dir = TableDir::new(&args.out, crate::signals::cancel());
-        let checksum = oware_solver::export_romein(&dir, &table, &file, range)
+        let checksum = oware_solver::dir::export_romein(&dir, &table, &file, range)
             .with_context(|| format!("writing {}", file.display()))?;
         if let Some(m) = &mut record {
             m.tiers.insert(
@@ -401,7 +401,7 @@ fn import(args: &ImportArgs, tiers: &[u8]) -> anyhow::Result<ExitCode> {
         };
         say_ranges(n, size, range)?;
         let writing = crate::signals::cancel().writing();
-        let w = oware_solver::import_romein(
+        let w = oware_solver::dir::import_romein(
             &TableDir::new(&args.dir, crate::signals::cancel()),
             &rules,
             &source,

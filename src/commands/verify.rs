@@ -1,7 +1,7 @@
 //! `oware verify`: checks a table directory.
 //!
 //! - plain: every table's whole-file checksum, recomputed in parallel, against the file's
-//!   trailer and the manifest, and the tier sequence for gaps ([`oware_solver::check_tiers`],
+//!   trailer and the manifest, and the tier sequence for gaps ([`oware_solver::dir::check_tiers`],
 //!   printed by [`checks`]);
 //! - `--deep`: every stored score re-proved, lowest tier first
 //!   ([`oware_solver::verify_deep`], shown by [`deep`]);

@@ -16,7 +16,13 @@ use std::path::{Path, PathBuf};
 use oware_db::manifest::Manifest;
 
 pub use cancel::Cancel;
+pub use check::{check_tiers, CheckObserver};
+pub use disk::{free_disk, generate_tier_disk, table_disk_bound};
 pub use lock::{DirLock, LockError, LOCK_FILE};
+pub use read::{read_distances, read_table};
+pub use romein::{export_overhead, export_romein, import_romein};
+pub use temp::is_temporary;
+pub use write::{write_distances_parallel, write_table_parallel, DEFAULT_BATCH_BLOCKS};
 
 /// The scratch directory, inside the table directory, of the lower tiers' side copies.
 pub const SCRATCH_DIR: &str = ".scratch";

@@ -36,7 +36,7 @@ pub fn write_table_parallel(
 }
 
 /// The distance table of tier `tier` (`tier-NN.owd`) from its distances, one byte each as
-/// [`tier_distances`](crate::tier_distances) gives them, and the tier's `scores`: ctx-huffman
+/// [`tier_distances`](crate::tier::tier_distances) gives them, and the tier's `scores`: ctx-huffman
 /// in the context of each position's score, with the settings of
 /// [`WriteOptions::distances`], counted and encoded on the rayon thread pool as
 /// [`write_table_parallel`] does. The bytes are those of

@@ -375,7 +375,7 @@ pub fn check_distances(
 }
 
 /// [`check_distances`] for a tier whose lower tiers are read in slices of at most
-/// `slice_bytes` scores from `source` (as [`solve_tier_sliced`](crate::solve_tier_sliced)
+/// `slice_bytes` scores from `source` (as [`solve_tier_sliced`](crate::tier::solve_tier_sliced)
 /// reads them): one sweep over the tier per slice marks the nonzero positions with a capture
 /// worth their score (one bit per position), then the equations are checked as
 /// [`check_distances`] checks them, a capture keeping the score exactly where the bit is

@@ -6,7 +6,7 @@
 //!   (simulated ranks as threads, used by the tests) and, with the cargo feature `mpi`,
 //!   `MpiComm` (MPI processes through rsmpi).
 //! - [`solve_tier_local`]: one rank's part of a tier; [`solve_tier_partitioned`]: the same,
-//!   gathered on rank 0. The scores are byte-identical to those of [`crate::solve_tier`].
+//!   gathered on rank 0. The scores are byte-identical to those of [`crate::tier::solve_tier`].
 
 mod arrays;
 mod comm;

@@ -77,10 +77,10 @@ pub struct PartitionConfig {
     /// The most updates (8 bytes each) a rank sends in one exchange, over all destinations;
     /// also about the most it receives. Frontier positions are taken `batch / 4` per round.
     pub batch: usize,
-    /// As [`Tuning::exact_exits`](crate::Tuning::exact_exits).
+    /// As [`Tuning::exact_exits`](crate::tier::Tuning::exact_exits).
     pub exact_exits: u8,
     /// Bytes this rank's far-exit lists may take: once they outgrow it, every rank stops the
-    /// tier with an error, as [`Tuning::far_exit_room`](crate::Tuning::far_exit_room) does
+    /// tier with an error, as [`Tuning::far_exit_room`](crate::tier::Tuning::far_exit_room) does
     /// for one process. Unlimited by default.
     pub far_exit_room: u64,
 }

@@ -2,7 +2,7 @@
 //! every rank counts and encodes the blocks of its own range (the ranges are whole blocks,
 //! [`Partition`]), the ctx-huffman counts are added up on every rank, and rank 0 writes the
 //! file, receiving the other ranks' encoded blocks in turn, a bounded batch at a time. The
-//! file is byte for byte the one [`write_table_parallel`](crate::write_table_parallel)
+//! file is byte for byte the one [`write_table_parallel`](crate::dir::write_table_parallel)
 //! writes from the whole tier.
 
 use std::cell::Cell;
@@ -26,7 +26,7 @@ use crate::dir::TableDir;
 /// rank, after every rank has taken part in every exchange.
 ///
 /// # Errors
-/// As [`write_table_parallel`](crate::write_table_parallel); [`Error::InvalidState`] when
+/// As [`write_table_parallel`](crate::dir::write_table_parallel); [`Error::InvalidState`] when
 /// `local` is not this rank's range, when the options' blocks are not those the partition
 /// aligns to, or on the ranks that learn that another rank failed.
 pub fn write_table_distributed(

@@ -172,20 +172,20 @@ impl TierScores {
     }
 
     /// The distances to conversion of the tier's positions, one byte each as a distance
-    /// table stores them ([`NO_DISTANCE`](crate::NO_DISTANCE) where the score is 0), when
+    /// table stores them ([`NO_DISTANCE`](crate::tier::NO_DISTANCE) where the score is 0), when
     /// the solve computed them ([`Tuning::distances`]).
     ///
     /// # Errors
-    /// [`DistanceError::TooFar`](crate::DistanceError::TooFar) when a distance exceeds
-    /// [`MAX_DISTANCE`](crate::MAX_DISTANCE); `Ok(None)` when none were asked for, or they
+    /// [`DistanceError::TooFar`](crate::tier::DistanceError::TooFar) when a distance exceeds
+    /// [`MAX_DISTANCE`](crate::tier::MAX_DISTANCE); `Ok(None)` when none were asked for, or they
     /// were kept out of core ([`TierScores::spilled`]).
-    pub fn distances(&self) -> Result<Option<&[u8]>, crate::DistanceError> {
+    pub fn distances(&self) -> Result<Option<&[u8]>, crate::tier::DistanceError> {
         match &self.distances {
             None | Some(TierDistances::Spilled(_)) => Ok(None),
             Some(TierDistances::Found(d)) => Ok(Some(d.as_bytes().get(..d.len()).unwrap_or(&[]))),
-            Some(TierDistances::TooFar) => Err(crate::DistanceError::TooFar {
+            Some(TierDistances::TooFar) => Err(crate::tier::DistanceError::TooFar {
                 tier: self.tier,
-                max: crate::MAX_DISTANCE,
+                max: crate::tier::MAX_DISTANCE,
             }),
         }
     }

@@ -393,7 +393,7 @@ impl Work {
 }
 
 /// How far a task follows a cascade of justifications depth first before it leaves the
-/// rest to the frontier bits (the solver's [`Tuning`](crate::Tuning), for the verifier).
+/// rest to the frontier bits (the solver's [`Tuning`](crate::tier::Tuning), for the verifier).
 #[derive(Clone, Copy, Debug)]
 struct WorkLimits {
     /// Most positions a task's work stack holds; further justified ones go to the frontier.

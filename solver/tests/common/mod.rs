@@ -15,7 +15,8 @@ use std::sync::Arc;
 
 use oware_db::index::{IndexKind, TierIndex};
 use oware_db::{Outcome, Position, Rules};
-use oware_solver::{solve_tier, LowerTiers, NoProgress};
+use oware_solver::tier::{solve_tier, LowerTiers};
+use oware_solver::NoProgress;
 
 fn lookup(tiers: &[Vec<i8>], p: &Position) -> i8 {
     let idx = TierIndex::new(p.seeds(), IndexKind::Reachable);

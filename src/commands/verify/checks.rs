@@ -1,6 +1,6 @@
 //! Plain verification: each table's header, whole-file checksum (recomputed), size and
 //! entry count against the file's trailer and the manifest, and the tier sequence for gaps
-//! ([`oware_db::check::check_tier`], run over the directory by [`oware_solver::check_tiers`]).
+//! ([`oware_db::check::check_tier`], run over the directory by [`oware_solver::dir::check_tiers`]).
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -9,7 +9,7 @@ use std::time::Instant;
 use anyhow::Context;
 use oware_db::check::TierCheck;
 use oware_db::manifest::Manifest;
-use oware_solver::check_tiers;
+use oware_solver::dir::check_tiers;
 use serde_json::json;
 
 use super::{resolve_rules, Args};

@@ -10,10 +10,11 @@ use oware_db::check::TierCheck;
 use oware_db::index::{tier_size, IndexKind};
 use oware_db::manifest::Manifest;
 use oware_db::Rules;
+use oware_solver::dir::CheckObserver;
 use oware_solver::distributed::Comm;
+use oware_solver::tier::{Mismatch, MismatchKind, VerifyPhases, VerifyReport};
 use oware_solver::{
-    CheckObserver, DeepReport, DistanceVerdict, Mismatch, MismatchKind, Phase, Progress,
-    TierVerdict, VerifyObserver, VerifyOptions, VerifyPhases, VerifyReport,
+    DeepReport, DistanceVerdict, Phase, Progress, TierVerdict, VerifyObserver, VerifyOptions,
 };
 use serde_json::{json, Value};
 

@@ -154,7 +154,7 @@ fn recorded_verified(dir: &Path, manifest: Option<&Manifest>, rules: &Rules, tie
     if !recorded {
         return false;
     }
-    oware_solver::check_tiers(dir, manifest, rules, tiers, &oware_solver::NoProgress)
+    oware_solver::dir::check_tiers(dir, manifest, rules, tiers, &oware_solver::NoProgress)
         .iter()
         .all(|c| {
             c.result

@@ -5,7 +5,7 @@
 //! cargo run --release -p oware-tools --bin dist_bench -- --max 20 --from 18 --ranks 1,2,3 [--rules abapa] [--cache DIR]
 //! ```
 //!
-//! Solves tiers `0..=max` with [`oware_solver::solve_tier`] (tiers already in `--cache` as
+//! Solves tiers `0..=max` with [`oware_solver::tier::solve_tier`] (tiers already in `--cache` as
 //! `tier-NN.raw` are read instead); for each tier from `--from` on, also solves it on every
 //! count of simulated ranks of `--ranks` (threads sharing the machine's rayon pool), each
 //! holding only its share of the lower tiers (captures asked of their owners, as under MPI),
@@ -24,7 +24,8 @@ use oware_db::Rules;
 use oware_solver::distributed::{
     gather_scores, solve_tier_local, Comm, LowerShare, PartitionConfig, ThreadComm,
 };
-use oware_solver::{solve_tier, LowerTiers, NoProgress};
+use oware_solver::tier::{solve_tier, LowerTiers};
+use oware_solver::NoProgress;
 
 fn main() -> Result<(), Box<dyn Error>> {
     let mut max = 18u8;

@@ -16,7 +16,8 @@ use anyhow::{bail, Context};
 use oware_db::format::{distance_file_name, tier_file_name, Compression, Values};
 use oware_db::table::Table;
 use oware_db::write::{write_distances_with, WriteOptions};
-use oware_solver::{read_distances, read_table, write_distances_parallel, Cancel, TableDir};
+use oware_solver::dir::{read_distances, read_table, write_distances_parallel};
+use oware_solver::{Cancel, TableDir};
 
 /// The bucket count and alphabet stored at the head of a ctx-huffman distance table's model
 /// (after the 48-byte fixed header and the rules text, padded to 8).

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use oware_db::Rules;
-use oware_solver::{solve_tier_tuned, LowerTiers, NoProgress, Tuning};
+use oware_solver::tier::{solve_tier_tuned, LowerTiers, Tuning};
+use oware_solver::NoProgress;
 
 fn main() {
     let mut args = std::env::args().skip(1);

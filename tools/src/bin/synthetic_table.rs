@@ -15,7 +15,7 @@ use oware_db::index::{IndexKind, TierIndex};
 use oware_db::manifest::{Manifest, TierEntry};
 use oware_db::write::WriteOptions;
 use oware_db::Rules;
-use oware_solver::{write_table_parallel, DEFAULT_BATCH_BLOCKS};
+use oware_solver::dir::{write_table_parallel, DEFAULT_BATCH_BLOCKS};
 use rayon::prelude::*;
 
 fn score(idx: &TierIndex, i: u64) -> i8 {

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use oware_db::Rules;
-use oware_solver::{solve_tier, verify_tier, LowerTiers, NoProgress};
+use oware_solver::tier::{solve_tier, verify_tier, LowerTiers};
+use oware_solver::NoProgress;
 
 fn main() {
     let mut args = std::env::args().skip(1);

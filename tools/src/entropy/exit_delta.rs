@@ -133,7 +133,8 @@ pub fn measure(
 mod tests {
     use std::sync::Arc;
 
-    use oware_solver::{solve_tier, LowerTiers, NoProgress};
+    use oware_solver::tier::{solve_tier, LowerTiers};
+    use oware_solver::NoProgress;
 
     use super::*;
 

@@ -134,7 +134,7 @@ pub struct VerifyOptions {
     /// memory (tests, measurements); `None`: slices only when the window does not fit.
     pub slice_bytes: Option<u64>,
     /// Read every tier's distances in windows of at most this many positions (rounded down
-    /// to a multiple of [`WINDOW_ALIGN`](crate::WINDOW_ALIGN)), whatever the memory (tests,
+    /// to a multiple of [`WINDOW_ALIGN`](crate::tier::WINDOW_ALIGN)), whatever the memory (tests,
     /// measurements); `None`: in windows only where they do not fit beside the scores.
     pub distance_window: Option<u64>,
     /// Re-prove the tiers of the range that the manifest records as verified, too.
@@ -227,14 +227,14 @@ pub struct DeepReport {
 /// re-proved).
 #[derive(Debug)]
 pub enum DistanceVerdict {
-    /// Every distance follows from its position's moves ([`check_distances`](crate::check_distances)).
+    /// Every distance follows from its position's moves ([`check_distances`](crate::tier::check_distances)).
     Proved {
         /// The tier.
         tier: u8,
         /// The longest distance.
         max: u8,
         /// Windows of the tier the distances were read in: 1 when held whole
-        /// ([`check_distances_windowed`](crate::check_distances_windowed)).
+        /// ([`check_distances_windowed`](crate::tier::check_distances_windowed)).
         windows: u64,
     },
     /// A distance does not follow, or the table cannot be read.
@@ -292,7 +292,7 @@ impl DeepReport {
 }
 
 /// Receives the events of a deep verification: the table checks ([`CheckObserver`]), the
-/// progress inside a tier's verification ([`Progress`]: see [`verify_tier_in_place`](crate::verify_tier_in_place)), and
+/// progress inside a tier's verification ([`Progress`]: see [`verify_tier_in_place`](crate::tier::verify_tier_in_place)), and
 /// the tiers.
 pub trait VerifyObserver: Progress + CheckObserver {
     /// Every table passed its checks; the tiers are read and re-proved next.
@@ -352,7 +352,7 @@ fn record(lock: &DirLock, n: u8, checksum: &str, distances: bool) -> Result<bool
 /// the details of the failing positions (read from the tables); the other ranks' reports
 /// hold the same verdicts without those details and checksums. What differs with the
 /// number of ranks is where the tiers are held (`Held`): one process reads each table
-/// whole and re-proves it with [`verify_tier_in_place`](crate::verify_tier_in_place), its
+/// whole and re-proves it with [`verify_tier_in_place`](crate::tier::verify_tier_in_place), its
 /// lower tiers held in memory or read from the tables in slices ([`plan_verify`](crate::memory::plan_verify));
 /// each of several ranks reads its own range of each table, keeps its share of the tiers a
 /// later tier's captures reach, and re-proves its range with

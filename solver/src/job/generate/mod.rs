@@ -53,7 +53,7 @@ pub struct GenerateOptions {
     /// the lower tiers do not fit ([`plan_tier`](crate::memory::plan_tier)). Single process only.
     pub slice_bytes: Option<u64>,
     /// Keeps every tier's distances out of core in windows of at most this many positions
-    /// (rounded down to whole [`WINDOW_ALIGN`](crate::WINDOW_ALIGN)s), whatever the memory
+    /// (rounded down to whole [`WINDOW_ALIGN`](crate::tier::WINDOW_ALIGN)s), whatever the memory
     /// (tests, measurements); `None`: out of core only where they do not fit beside the
     /// tier's cells. Single process only.
     pub distance_window: Option<u64>,
@@ -121,7 +121,7 @@ pub enum TierDistances {
 /// single-process solver, or those of the ranks.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SolvedStats {
-    /// Solved in this process alone by [`solve_tier`](crate::solve_tier).
+    /// Solved in this process alone by [`solve_tier`](crate::tier::solve_tier).
     Single(SolveStats),
     /// Solved over several ranks by [`solve_tier_local`](crate::distributed::solve_tier_local).
     Distributed(DistributedStats),
