@@ -27,13 +27,7 @@ fn options(dir: &Path, rules: &str, max: u8) -> GenerateOptions {
         dir: dir.to_path_buf(),
         rules: rules.parse::<Rules>().unwrap(),
         max_seeds: max,
-        memory_limit: None,
-        compression: Default::default(),
-        slice_bytes: None,
-        distance_window: None,
-        exchange_batch: None,
-        cancel: oware_solver::Cancel::new(),
-        distances: true,
+        ..GenerateOptions::default()
     }
 }
 

@@ -48,13 +48,7 @@ fn generated(dir: &Path, rules: &Rules, max: u8) {
         dir: dir.to_path_buf(),
         rules: *rules,
         max_seeds: max,
-        memory_limit: None,
-        compression: Default::default(),
-        slice_bytes: None,
-        distance_window: None,
-        exchange_batch: None,
-        cancel: oware_solver::Cancel::new(),
-        distances: true,
+        ..GenerateOptions::default()
     };
     generate(&LocalComm, &opts, &Silent).unwrap();
 }
@@ -69,12 +63,9 @@ fn options(
         dir: dir.to_path_buf(),
         rules: *rules,
         tiers,
-        memory_limit: None,
-        slice_bytes: None,
-        distance_window: None,
         again: true,
         exchange_batch: batch,
-        cancel: oware_solver::Cancel::new(),
+        ..VerifyOptions::default()
     }
 }
 

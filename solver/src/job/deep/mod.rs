@@ -146,6 +146,25 @@ pub struct VerifyOptions {
     pub cancel: Cancel,
 }
 
+impl Default for VerifyOptions {
+    /// What `oware verify --deep` does over a default generation: tiers 0..=12 of `tables`
+    /// under `abapa`, those recorded as re-proved skipped, planned for the machine's
+    /// available memory.
+    fn default() -> Self {
+        VerifyOptions {
+            dir: PathBuf::from("tables"),
+            rules: Rules::default(),
+            tiers: 0..=12,
+            memory_limit: None,
+            slice_bytes: None,
+            distance_window: None,
+            again: false,
+            exchange_batch: None,
+            cancel: Cancel::new(),
+        }
+    }
+}
+
 /// What became of one tier.
 #[derive(Debug)]
 pub enum TierVerdict {

@@ -70,6 +70,25 @@ pub struct GenerateOptions {
     pub distances: bool,
 }
 
+impl Default for GenerateOptions {
+    /// What `oware generate` does with no option: tiers 0..=12 under `abapa` into
+    /// `tables`, ctx-huffman, with distances, planned for the machine's available memory.
+    fn default() -> Self {
+        GenerateOptions {
+            dir: PathBuf::from("tables"),
+            rules: Rules::default(),
+            max_seeds: 12,
+            memory_limit: None,
+            compression: Compression::default(),
+            slice_bytes: None,
+            distance_window: None,
+            exchange_batch: None,
+            cancel: Cancel::new(),
+            distances: true,
+        }
+    }
+}
+
 /// What happened to one tier.
 #[derive(Clone, Debug)]
 pub enum TierReport {
