@@ -25,7 +25,7 @@ pub use super::env::{parse_threads, MAX_THREADS};
 
 /// Starts the worker threads of every command that has them, the same way for all: rayon's
 /// global pool of `threads` workers (`--threads`), or of `RAYON_NUM_THREADS`
-/// ([`super::env::threads`], range-checked as `--threads`), or one per core. Call it once,
+/// ([`super::env::Env::threads`], range-checked as `--threads`), or one per core. Call it once,
 /// before the first parallel work, and after [`crate::signals::clean_up_on_signals`] where a
 /// command calls that.
 ///
@@ -35,7 +35,7 @@ pub use super::env::{parse_threads, MAX_THREADS};
 pub fn start_workers(threads: Option<usize>) -> anyhow::Result<()> {
     let threads = match threads {
         Some(t) => t,
-        None => super::env::threads()?.unwrap_or_else(|| {
+        None => super::env::get()?.threads.unwrap_or_else(|| {
             std::thread::available_parallelism()
                 .map_or(1, usize::from)
                 .min(MAX_THREADS)

@@ -1,6 +1,8 @@
-//! The environment variables that set limits, parsed in one place: `OWARE_MEMORY_LIMIT` (the
-//! memory the commands plan for) and `RAYON_NUM_THREADS` (the worker threads when
-//! `--threads` is not given). A value that does not parse is an error, never ignored.
+//! The environment variables the commands heed, read and parsed once, in one place ([`Env`],
+//! [`get`]): `OWARE_MEMORY_LIMIT` (the memory the commands plan for), `RAYON_NUM_THREADS`
+//! (the worker threads when `--threads` is not given), the measuring aids
+//! `OWARE_SLICE_BYTES`, `OWARE_DISTANCE_WINDOW` and `OWARE_EXCHANGE_BATCH`, and the MPI
+//! launcher's. A value that does not parse is an error, never ignored.
 
 use anyhow::bail;
 
@@ -65,54 +67,175 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
     }
 }
 
-/// `OWARE_MEMORY_LIMIT`, parsed ([`parse_bytes`]); `None` when it is unset or empty.
-///
-/// # Errors
-/// It is set but does not parse: one line naming the variable and the forms accepted.
-pub fn memory_limit() -> anyhow::Result<Option<u64>> {
-    match std::env::var(MEMORY_LIMIT_VAR) {
-        Ok(v) if v.trim().is_empty() => Ok(None),
-        Ok(v) => match parse_bytes(&v) {
-            Ok(b) => Ok(Some(b)),
-            Err(e) => bail!("{MEMORY_LIMIT_VAR}={v}: {e}"),
-        },
-        Err(std::env::VarError::NotPresent) => Ok(None),
-        Err(std::env::VarError::NotUnicode(_)) => {
-            bail!("{MEMORY_LIMIT_VAR} is not text; give a size such as 22G")
-        }
+/// The variable that computes every tier's exits in slices of at most that many bytes of
+/// lower-tier scores, whatever the memory (tests and measurements).
+pub const SLICE_BYTES_VAR: &str = "OWARE_SLICE_BYTES";
+
+/// The variable that keeps every tier's distances out of core in windows of at most that
+/// many positions, whatever the memory (tests and measurements).
+pub const DISTANCE_WINDOW_VAR: &str = "OWARE_DISTANCE_WINDOW";
+
+/// The variable that sets the most updates or look-ups a rank sends per exchange under MPI
+/// (a tuning and measuring aid).
+pub const EXCHANGE_BATCH_VAR: &str = "OWARE_EXCHANGE_BATCH";
+
+/// The environment of a run, read and checked once ([`get`]): every variable the commands
+/// heed, so that none is read again, or differently, further down.
+#[derive(Clone, Debug, Default)]
+pub struct Env {
+    /// `OWARE_MEMORY_LIMIT`: the memory the commands plan for; `None` when unset or empty.
+    pub memory_limit: Option<u64>,
+    /// `RAYON_NUM_THREADS`: the worker threads when `--threads` is not given.
+    pub threads: Option<usize>,
+    /// `OWARE_SLICE_BYTES`.
+    pub slice_bytes: Option<u64>,
+    /// `OWARE_DISTANCE_WINDOW`.
+    pub distance_window: Option<u64>,
+    /// `OWARE_EXCHANGE_BATCH`.
+    pub exchange_batch: Option<usize>,
+    /// The number of processes of the MPI job that started this one, as its launcher tells
+    /// (`OMPI_COMM_WORLD_SIZE`, `PMI_SIZE`, `PMIX_SIZE`), if any.
+    pub mpi_job_size: Option<u64>,
+    /// Whether an MPI launcher started this process (`OMPI_COMM_WORLD_SIZE`, `PMI_SIZE` or
+    /// `PMIX_RANK` is set).
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub launched_by_mpi: bool,
+}
+
+impl Env {
+    /// Reads every variable through `var` (the process's environment in [`get`]).
+    ///
+    /// # Errors
+    /// A variable is set but does not parse: one line naming it and the forms accepted.
+    pub fn read(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> anyhow::Result<Env> {
+        let text = |name: &str| -> anyhow::Result<Option<String>> {
+            match var(name) {
+                None => Ok(None),
+                Some(v) => match v.into_string() {
+                    Ok(v) if v.trim().is_empty() => Ok(None),
+                    Ok(v) => Ok(Some(v)),
+                    Err(_) => bail!("{name} is not text"),
+                },
+            }
+        };
+        let memory_limit = match text(MEMORY_LIMIT_VAR)? {
+            None => None,
+            Some(v) => match parse_bytes(&v) {
+                Ok(b) => Some(b),
+                Err(e) => bail!("{MEMORY_LIMIT_VAR}={v}: {e}"),
+            },
+        };
+        let threads = match text(THREADS_VAR)? {
+            None => None,
+            Some(v) => match parse_threads(v.trim()) {
+                Ok(t) => Some(t),
+                Err(e) => bail!("{THREADS_VAR}={v}: {e}, as --threads"),
+            },
+        };
+        let slice_bytes = match text(SLICE_BYTES_VAR)? {
+            None => None,
+            Some(v) => match v.trim().parse::<u64>() {
+                Ok(b) => Some(b),
+                Err(_) => bail!("{SLICE_BYTES_VAR}={v}: not a number of bytes"),
+            },
+        };
+        let distance_window = match text(DISTANCE_WINDOW_VAR)? {
+            None => None,
+            Some(v) => match v.trim().parse::<u64>() {
+                Ok(w) if w > 0 => Some(w),
+                _ => bail!("{DISTANCE_WINDOW_VAR}={v}: not a positive number of positions"),
+            },
+        };
+        let exchange_batch = match text(EXCHANGE_BATCH_VAR)? {
+            None => None,
+            Some(v) => match v.trim().parse::<usize>() {
+                Ok(b) if b > 0 => Some(b),
+                _ => bail!("{EXCHANGE_BATCH_VAR}={v}: not a positive number of words"),
+            },
+        };
+        let mpi_job_size = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"]
+            .iter()
+            .find_map(|v| var(v)?.into_string().ok()?.trim().parse().ok());
+        let launched_by_mpi = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"]
+            .iter()
+            .any(|v| var(v).is_some());
+        Ok(Env {
+            memory_limit,
+            threads,
+            slice_bytes,
+            distance_window,
+            exchange_batch,
+            mpi_job_size,
+            launched_by_mpi,
+        })
+    }
+
+    /// The memory a command plans for: `OWARE_MEMORY_LIMIT`, or the system's available
+    /// memory ([`oware_solver::memory::available_memory`]).
+    pub fn memory(&self) -> u64 {
+        self.memory_limit
+            .unwrap_or_else(oware_solver::memory::available_memory)
     }
 }
 
-/// The memory a command plans for: `OWARE_MEMORY_LIMIT` ([`memory_limit`]), or the system's
-/// ([`oware_solver::memory::available_memory`]).
+/// The process's environment ([`Env`]), read on the first call and kept for the rest of the
+/// run.
 ///
 /// # Errors
-/// As [`memory_limit`].
-pub fn available_memory() -> anyhow::Result<u64> {
-    Ok(memory_limit()?.unwrap_or_else(oware_solver::memory::available_memory))
-}
-
-/// `RAYON_NUM_THREADS`, parsed as `--threads` is (1..=1024); `None` when it is unset or empty.
-///
-/// # Errors
-/// It is set but is not a count of 1..=1024.
-pub fn threads() -> anyhow::Result<Option<usize>> {
-    match std::env::var(THREADS_VAR) {
-        Ok(v) if v.trim().is_empty() => Ok(None),
-        Ok(v) => match parse_threads(v.trim()) {
-            Ok(t) => Ok(Some(t)),
-            Err(e) => bail!("{THREADS_VAR}={v}: {e}, as --threads"),
-        },
-        Err(std::env::VarError::NotPresent) => Ok(None),
-        Err(std::env::VarError::NotUnicode(_)) => {
-            bail!("{THREADS_VAR} is not text; give a count of 1..={MAX_THREADS}")
-        }
-    }
+/// A variable is set but does not parse (on every call).
+pub fn get() -> anyhow::Result<&'static Env> {
+    static ENV: std::sync::OnceLock<Result<Env, String>> = std::sync::OnceLock::new();
+    ENV.get_or_init(|| Env::read(|v| std::env::var_os(v)).map_err(|e| e.to_string()))
+        .as_ref()
+        .map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::parse_bytes;
+    use super::{parse_bytes, Env};
+    use std::ffi::OsString;
+
+    fn env_of(vars: &[(&str, &str)]) -> anyhow::Result<Env> {
+        let vars: Vec<(String, OsString)> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), OsString::from(v)))
+            .collect();
+        Env::read(|name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
+    }
+
+    #[test]
+    fn the_environment_parses_once_with_every_variable() {
+        let env = env_of(&[
+            ("OWARE_MEMORY_LIMIT", "2G"),
+            ("RAYON_NUM_THREADS", "3"),
+            ("OWARE_SLICE_BYTES", "4096"),
+            ("OWARE_DISTANCE_WINDOW", "65536"),
+            ("OWARE_EXCHANGE_BATCH", "64"),
+            ("OMPI_COMM_WORLD_SIZE", "4"),
+        ])
+        .unwrap();
+        assert_eq!(env.memory_limit, Some(2 << 30));
+        assert_eq!(env.threads, Some(3));
+        assert_eq!(env.slice_bytes, Some(4096));
+        assert_eq!(env.distance_window, Some(65536));
+        assert_eq!(env.exchange_batch, Some(64));
+        assert_eq!(env.mpi_job_size, Some(4));
+        assert!(env.launched_by_mpi);
+        let none = env_of(&[("OWARE_MEMORY_LIMIT", " "), ("OWARE_SLICE_BYTES", "")]).unwrap();
+        assert_eq!(none.memory_limit, None);
+        assert_eq!(none.slice_bytes, None);
+        assert!(!none.launched_by_mpi);
+        for (var, bad) in [
+            ("OWARE_MEMORY_LIMIT", "lots"),
+            ("RAYON_NUM_THREADS", "0"),
+            ("OWARE_SLICE_BYTES", "-1"),
+            ("OWARE_DISTANCE_WINDOW", "0"),
+            ("OWARE_EXCHANGE_BATCH", "x"),
+        ] {
+            let e = env_of(&[(var, bad)]).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("{var}={bad}: ")), "{e}");
+        }
+    }
 
     #[test]
     fn sizes_parse_with_their_units() {

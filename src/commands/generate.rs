@@ -55,6 +55,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Before any thread starts: an interrupt removes the run's temporaries.
     crate::signals::clean_up_on_signals();
+    let env = crate::commands::env::get()?;
     let total: u64 = (0..=args.max_seeds)
         .map(|n| TierIndex::new(n, IndexKind::Reachable).size())
         .sum();
@@ -69,11 +70,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         dir: args.dir.clone(),
         rules,
         max_seeds: args.max_seeds,
-        memory_limit: crate::commands::env::memory_limit()?,
+        memory_limit: env.memory_limit,
         compression,
-        slice_bytes: slice_bytes_from_env()?,
-        distance_window: distance_window_from_env()?,
-        exchange_batch: exchange_batch_from_env()?,
+        slice_bytes: env.slice_bytes,
+        distance_window: env.distance_window,
+        exchange_batch: env.exchange_batch,
         cancel: crate::signals::cancel().clone(),
         distances: !args.no_distance,
     };
@@ -90,51 +91,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         Ok(ExitCode::SUCCESS)
     })
-}
-
-/// `OWARE_SLICE_BYTES`: compute every tier's exits in slices of at most that many bytes of
-/// lower-tier scores, whatever the memory (for tests and measurements).
-///
-/// # Errors
-/// The variable is set but is not a number of bytes.
-pub(crate) fn slice_bytes_from_env() -> anyhow::Result<Option<u64>> {
-    match std::env::var("OWARE_SLICE_BYTES") {
-        Ok(v) => match v.trim().parse::<u64>() {
-            Ok(b) => Ok(Some(b)),
-            Err(_) => bail!("OWARE_SLICE_BYTES={v}: not a number of bytes"),
-        },
-        Err(_) => Ok(None),
-    }
-}
-
-/// `OWARE_DISTANCE_WINDOW`: keep every tier's distances out of core, in windows of at most
-/// that many positions, whatever the memory (for tests and measurements).
-///
-/// # Errors
-/// The variable is set but is not a positive number of positions.
-pub(crate) fn distance_window_from_env() -> anyhow::Result<Option<u64>> {
-    match std::env::var("OWARE_DISTANCE_WINDOW") {
-        Ok(v) => match v.trim().parse::<u64>() {
-            Ok(w) if w > 0 => Ok(Some(w)),
-            _ => bail!("OWARE_DISTANCE_WINDOW={v}: not a positive number of positions"),
-        },
-        Err(_) => Ok(None),
-    }
-}
-
-/// `OWARE_EXCHANGE_BATCH`, if set: the most updates or look-ups a rank sends per exchange
-/// under MPI (a tuning and measuring aid).
-///
-/// # Errors
-/// The variable is not a positive number.
-pub(crate) fn exchange_batch_from_env() -> anyhow::Result<Option<usize>> {
-    match std::env::var("OWARE_EXCHANGE_BATCH") {
-        Ok(v) => match v.trim().parse::<usize>() {
-            Ok(b) if b > 0 => Ok(Some(b)),
-            _ => bail!("OWARE_EXCHANGE_BATCH={v}: not a positive number of words"),
-        },
-        Err(_) => Ok(None),
-    }
 }
 
 /// The compression of the tables to write: `asked`, or that of the tables already in `dir`

@@ -113,25 +113,18 @@ fn await_abort(comm: &oware_solver::distributed::MpiComm, code: i32) -> ! {
     comm.abort(code)
 }
 
-/// The number of processes of the MPI job that started this one, as its launcher tells
-/// (Open MPI, MPICH or a PMIx launcher), if any.
-fn mpi_job_size() -> Option<u64> {
-    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"]
-        .iter()
-        .find_map(|v| std::env::var(v).ok()?.trim().parse().ok())
-}
-
 /// Refuses to run as one of several processes of an MPI job in a binary built without the
 /// cargo feature `mpi`: each would run alone, over the same directory.
 ///
 /// # Errors
 /// This binary lacks MPI and was started as one of several processes by `mpirun`.
 pub(crate) fn refuse_mpi_job_without_mpi() -> anyhow::Result<()> {
-    if cfg!(not(feature = "mpi")) && mpi_job_size().is_some_and(|n| n > 1) {
+    let size = super::env::get()?.mpi_job_size;
+    if cfg!(not(feature = "mpi")) && size.is_some_and(|n| n > 1) {
         bail!(
             "started by mpirun as one of {} processes, but this oware was built without MPI: \
              build it with `cargo build --release --features mpi`",
-            mpi_job_size().unwrap_or(0)
+            size.unwrap_or(0)
         );
     }
     Ok(())
@@ -140,7 +133,5 @@ pub(crate) fn refuse_mpi_job_without_mpi() -> anyhow::Result<()> {
 /// Whether this process was started by `mpirun` (Open MPI, MPICH or a PMIx launcher).
 #[cfg(feature = "mpi")]
 pub(crate) fn launched_by_mpi() -> bool {
-    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"]
-        .iter()
-        .any(|v| std::env::var_os(v).is_some())
+    super::env::get().is_ok_and(|e| e.launched_by_mpi)
 }
