@@ -4,4 +4,5 @@
 
 pub(crate) mod deep;
 pub(crate) mod generate;
+pub(crate) mod place;
 pub(crate) mod ranks;

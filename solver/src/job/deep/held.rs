@@ -16,12 +16,13 @@ use crate::distance::{
     check_distances_windowed, DistanceError, DistanceSource, NO_DISTANCE,
 };
 use crate::distributed::{verify_tier_local, Comm, LocalScores, LowerShare, PartitionConfig};
+use crate::job::place::Placement;
 use crate::job::ranks::tier_batch;
 use crate::lower::slice::{ScoreSource, TableSource};
 use crate::lower::LowerTiers;
 use crate::memory::{
-    available_memory, exchange_memory, human_bytes, least_slice, plan_verify, verify_memory,
-    window_bytes, ExitPlan, PROCESS_BYTES,
+    exchange_memory, human_bytes, least_slice, plan_verify, verify_memory, window_bytes, ExitPlan,
+    PROCESS_BYTES,
 };
 use crate::solve::WINDOW_ALIGN;
 use crate::verify::{
@@ -62,7 +63,10 @@ impl Held {
     /// # Errors
     /// [`VerifyError::TooLarge`] on one process when a tier of the range does not fit even
     /// with its lower tiers in the smallest slices.
-    pub(super) fn new(comm: &dyn Comm, opts: &VerifyOptions) -> Result<Self, VerifyError> {
+    pub(super) fn new(
+        placement: &Placement<'_>,
+        opts: &VerifyOptions,
+    ) -> Result<Self, VerifyError> {
         let manifest = oware_db::manifest::Manifest::load(&opts.dir).ok().flatten();
         let absent = oware_db::manifest::absent_tier(&opts.dir, manifest.as_ref());
         // Reading Romein-Bal files builds the tables of their runs, kept for the process.
@@ -71,28 +75,19 @@ impl Held {
         } else {
             0
         };
-        let available = opts
-            .memory_limit
-            .unwrap_or_else(available_memory)
-            .saturating_sub(runs);
+        let available = placement.limit().saturating_sub(runs);
         let common = Common {
             opts: opts.clone(),
             available,
             source: TableSource::new(&opts.dir),
             absent,
         };
-        if comm.size() > 1 {
-            let batch = opts
-                .exchange_batch
-                .unwrap_or(PartitionConfig::default().batch)
-                .max(1);
+        if let Some(config) = placement.exchange() {
+            let comm = placement.comm();
             return Ok(Held::Ranks {
                 common,
                 share: LowerShare::new(comm.rank(), comm.size()),
-                config: PartitionConfig {
-                    batch,
-                    ..PartitionConfig::default()
-                },
+                config,
             });
         }
         // Once a tier reads its lower tiers in slices, the tiers above it do too (they hold

@@ -23,6 +23,7 @@ use thiserror::Error;
 use crate::dir::check::{check_tiers, CheckObserver};
 use crate::dir::{Cancel, DirLock, TableDir};
 use crate::distributed::Comm;
+use crate::job::place::Placement;
 use crate::job::ranks::agree_flags;
 use crate::memory::human_bytes;
 use crate::progress::Progress;
@@ -397,7 +398,8 @@ pub fn verify_deep(
     let rules = &opts.rules;
     let dir = &opts.dir;
     // On one process, every tier of the range is planned before anything is read.
-    let mut held = Held::new(comm, opts)?;
+    let placement = Placement::new(comm, opts.memory_limit, opts.exchange_batch);
+    let mut held = Held::new(&placement, opts)?;
     // The manifest records the tiers verified: its writers hold the directory's lock. A
     // directory locked by another process (a generation) is verified all the same, but
     // nothing is recorded.

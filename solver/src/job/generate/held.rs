@@ -19,6 +19,7 @@ use crate::distance::NO_DISTANCE;
 use crate::distributed::{
     solve_tier_local, write_table_distributed, Comm, LocalScores, LowerShare, PartitionConfig,
 };
+use crate::job::place::Placement;
 use crate::job::ranks::{agree, tier_batch};
 use crate::lower::slice::{cut_slices, TableSource, SLICE_ALIGN};
 use crate::lower::LowerTiers;
@@ -217,28 +218,21 @@ impl Held {
         }
     }
 
-    /// Nothing held yet, for a generation with `opts` over `comm` within `limit` bytes.
-    pub(super) fn new(comm: &dyn Comm, opts: &GenerateOptions, dir: &TableDir, limit: u64) -> Self {
-        if comm.size() == 1 {
-            Held::Process {
+    /// Nothing held yet, for a generation with `opts` where `placement` says.
+    pub(super) fn new(placement: &Placement<'_>, opts: &GenerateOptions, dir: &TableDir) -> Self {
+        let comm = placement.comm();
+        match placement.exchange() {
+            None => Held::Process {
                 lower: LowerTiers::new(),
                 scratch: dir.scratch(),
                 plans: (0..=opts.max_seeds)
-                    .map(|t| plan_tier(&opts.rules, t, limit, opts.slice_bytes))
+                    .map(|t| plan_tier(&opts.rules, t, placement.limit(), opts.slice_bytes))
                     .collect(),
-            }
-        } else {
-            let batch = opts
-                .exchange_batch
-                .unwrap_or(PartitionConfig::default().batch)
-                .max(1);
-            Held::Ranks {
+            },
+            Some(config) => Held::Ranks {
                 share: LowerShare::new(comm.rank(), comm.size()),
-                config: PartitionConfig {
-                    batch,
-                    ..PartitionConfig::default()
-                },
-            }
+                config,
+            },
         }
     }
 
@@ -336,12 +330,12 @@ impl Held {
     /// tells `observer` it starts. Returns the scores, the counts and when it started.
     pub(super) fn solve(
         &mut self,
-        comm: &dyn Comm,
+        placement: &Placement<'_>,
         opts: &GenerateOptions,
         tier: u8,
-        limit: u64,
         observer: &dyn GenerateObserver,
     ) -> Result<(Solved, SolvedStats, Instant), GenerateError> {
+        let (comm, limit) = (placement.comm(), placement.limit());
         let positions = super::written_entries(tier);
         match self {
             Held::Process {

@@ -29,7 +29,8 @@ use crate::dir::disk::generate_tier_disk;
 use crate::dir::write::{write_distances_parallel, write_distances_spilled, DEFAULT_BATCH_BLOCKS};
 use crate::dir::{Cancel, DirLock, TableDir};
 use crate::distributed::{Comm, PartitionStats};
-use crate::memory::{available_memory, TierPlan};
+use crate::job::place::Placement;
+use crate::memory::TierPlan;
 use crate::progress::Progress;
 use crate::solve::SolveStats;
 use held::{Distances, Held, Solved};
@@ -451,8 +452,8 @@ pub fn generate(
         .collect();
     let complete: Vec<bool> = checked.iter().map(Result::is_ok).collect();
     let complete = agree_flags(comm, &complete);
-    let limit = opts.memory_limit.unwrap_or_else(available_memory);
-    let mut held = Held::new(comm, opts, &table_dir, limit);
+    let placement = Placement::new(comm, opts.memory_limit, opts.exchange_batch);
+    let mut held = Held::new(&placement, opts, &table_dir);
     // What is held of a tier goes once the last tier still to solve that reads it is solved.
     let last_reader = last_readers(&opts.rules, opts.max_seeds, &complete, |t| {
         held.reads_held(t)
@@ -489,7 +490,7 @@ pub fn generate(
         if let Some(Err(Some(why))) = checked.get(tier as usize) {
             observer.tier_replaced(tier, why);
         }
-        let (solved, stats, start) = held.solve(comm, opts, tier, limit, observer)?;
+        let (solved, stats, start) = held.solve(&placement, opts, tier, observer)?;
         let distances = if opts.distances {
             held.distances(&solved, &stats)
         } else {
