@@ -4,13 +4,42 @@
 //!
 //! A look-up is one 64-bit word, [`LowerShare::request`]: the child's tier and its index in
 //! that tier; the rank it goes to is the owner of that index ([`LowerShare::owner`]).
+//!
+//! A share with a scratch directory ([`LowerShare::with_scratch`]) keeps each tier as a
+//! memory-mapped side copy there, as one process keeps its lower tiers
+//! ([`LowerTiers::push_mapped`]): the captures read it during a tier's first pass only, so
+//! its pages leave the rank's resident set for the propagation
+//! ([`LowerShare::release_pages`]) and come back from the page cache for the next tier.
 
+use std::path::PathBuf;
+
+use memmap2::Mmap;
 use oware_db::index::{IndexKind, TierIndex};
 use oware_db::table::Table;
 use oware_db::{Error, Position, MAX_SEEDS};
 
 use super::partition::{LocalScores, Partition};
 use crate::lower::LowerTiers;
+
+/// Where a rank holds its scores of one tier.
+enum Held {
+    Memory(Vec<i8>),
+    Mapped(Mmap),
+}
+
+impl Held {
+    #[inline]
+    fn as_slice(&self) -> &[i8] {
+        match self {
+            Held::Memory(s) => s,
+            // SAFETY: `i8` and `u8` have the same size, alignment and validity; the slice
+            // borrows the mapping, which lives as long as `self`.
+            Held::Mapped(m) => unsafe {
+                std::slice::from_raw_parts(m.as_ptr().cast::<i8>(), m.len())
+            },
+        }
+    }
+}
 
 /// The bit where a look-up word holds the tier (indices are below 2^40 in every tier).
 const TIER_SHIFT: u32 = 42;
@@ -19,7 +48,9 @@ const TIER_SHIFT: u32 = 42;
 pub struct LowerShare {
     rank: usize,
     /// By tier: the tier's index, its split over the ranks, and this rank's scores if held.
-    tiers: Vec<(TierIndex, Partition, Option<Vec<i8>>)>,
+    tiers: Vec<(TierIndex, Partition, Option<Held>)>,
+    /// Where the side copies go; `None`: the scores are held in memory.
+    scratch: Option<PathBuf>,
 }
 
 impl LowerShare {
@@ -36,7 +67,28 @@ impl LowerShare {
                 (index, part, None)
             })
             .collect();
-        LowerShare { rank, tiers }
+        LowerShare {
+            rank,
+            tiers,
+            scratch: None,
+        }
+    }
+
+    /// No tier held yet, for rank `rank` of `ranks`, each tier to be kept as a side copy in
+    /// `scratch` (a directory this rank alone writes, created by the caller).
+    ///
+    /// # Panics
+    /// If `rank >= ranks`.
+    pub fn with_scratch(rank: usize, ranks: usize, scratch: PathBuf) -> Self {
+        LowerShare {
+            scratch: Some(scratch),
+            ..LowerShare::new(rank, ranks)
+        }
+    }
+
+    /// The directory of this rank's side copies, if it keeps them.
+    pub fn scratch(&self) -> Option<&std::path::Path> {
+        self.scratch.as_deref()
     }
 
     /// The rank whose share this is.
@@ -49,10 +101,12 @@ impl LowerShare {
         self.tiers[tier as usize].1
     }
 
-    /// Keeps this rank's scores of tier `tier`.
+    /// Keeps this rank's scores of tier `tier`: in memory, or as a side copy in the scratch
+    /// directory (the vector then freed).
     ///
     /// # Errors
-    /// [`Error::InvalidState`] if `local` is not this rank's range of the tier.
+    /// [`Error::InvalidState`] if `local` is not this rank's range of the tier;
+    /// [`Error::Io`] if the side copy cannot be written or mapped.
     pub fn insert(&mut self, tier: u8, local: LocalScores) -> Result<(), Error> {
         let (_, part, held) = &mut self.tiers[tier as usize];
         let range = part.range(self.rank);
@@ -66,8 +120,35 @@ impl LowerShare {
                 local.start
             )));
         }
-        *held = Some(local.scores);
+        *held = Some(match &self.scratch {
+            Some(dir) if !local.scores.is_empty() => {
+                let path = dir.join(format!("tier-{tier:02}.share"));
+                Held::Mapped(side_copy(&path, &local.scores).map_err(|e| Error::io(&path, e))?)
+            }
+            _ => Held::Memory(local.scores),
+        });
         Ok(())
+    }
+
+    /// Releases the pages of the side copies from the rank's resident set (a tier's first
+    /// pass has read its captures): they are read again, unchanged, from the page cache or
+    /// the file on the next access. Nothing for scores held in memory.
+    pub fn release_pages(&self) {
+        for (_, _, held) in &self.tiers {
+            if let Some(Held::Mapped(m)) = held {
+                #[cfg(unix)]
+                {
+                    // SAFETY: `MADV_DONTNEED` on a read-only shared mapping of a file
+                    // (`Mmap::map`: `MAP_SHARED`, `PROT_READ`) only unmaps its pages from this
+                    // process; the next access reads the same bytes of the file again, so no
+                    // byte under a live reference changes. The side copy is not modified while
+                    // mapped (see `side_copy`).
+                    let _ = unsafe { m.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+                }
+                #[cfg(not(unix))]
+                let _ = m;
+            }
+        }
     }
 
     /// Reads this rank's range of tier `tier` from its table and keeps it.
@@ -95,9 +176,13 @@ impl LowerShare {
         )
     }
 
-    /// Drops this rank's scores of tier `tier` (if held).
+    /// Drops this rank's scores of tier `tier` (if held), and its side copy.
     pub fn remove(&mut self, tier: u8) {
-        self.tiers[tier as usize].2 = None;
+        if let Some(Held::Mapped(_)) = self.tiers[tier as usize].2.take() {
+            if let Some(dir) = &self.scratch {
+                let _ = std::fs::remove_file(dir.join(format!("tier-{tier:02}.share")));
+            }
+        }
     }
 
     /// Whether this rank holds its scores of tier `tier`.
@@ -110,7 +195,7 @@ impl LowerShare {
         self.tiers
             .iter()
             .filter_map(|(_, _, s)| s.as_ref())
-            .map(|s| s.len() as u64)
+            .map(|s| s.as_slice().len() as u64)
             .sum()
     }
 
@@ -134,8 +219,9 @@ impl LowerShare {
         let g = word & ((1 << TIER_SHIFT) - 1);
         let (_, part, held) = &self.tiers[tier];
         let scores = held
-            .as_deref()
-            .unwrap_or_else(|| panic!("tier {tier} is not held"));
+            .as_ref()
+            .unwrap_or_else(|| panic!("tier {tier} is not held"))
+            .as_slice();
         scores[(g - part.start(self.rank)) as usize]
     }
 
@@ -149,8 +235,88 @@ impl LowerShare {
             }
             let range = share.partition(t).range(rank);
             let scores = lower.tier(t)[range.start as usize..range.end as usize].to_vec();
-            share.tiers[t as usize].2 = Some(scores);
+            share.tiers[t as usize].2 = Some(Held::Memory(scores));
         }
         share
+    }
+}
+
+/// Writes `scores` to `path` (through a temporary file, renamed; not synced, since a side
+/// copy does not outlive the run) and maps it.
+fn side_copy(path: &std::path::Path, scores: &[i8]) -> std::io::Result<Mmap> {
+    use std::io::Write;
+    let tmp = path.with_extension("tmp");
+    {
+        let mut f = std::fs::File::create(&tmp)?;
+        // SAFETY: reinterpreting `i8` as `u8`: same size, alignment and validity.
+        let bytes =
+            unsafe { std::slice::from_raw_parts(scores.as_ptr().cast::<u8>(), scores.len()) };
+        f.write_all(bytes)?;
+    }
+    std::fs::rename(&tmp, path)?;
+    let file = std::fs::File::open(path)?;
+    // SAFETY: the file was just written by this rank in its own scratch directory; nothing
+    // truncates or rewrites it while it is mapped. Should another process do so anyway, reads
+    // may see other bytes or fault, as for any mapping.
+    let map = unsafe { Mmap::map(&file)? };
+    if map.len() != scores.len() {
+        return Err(std::io::Error::other(format!(
+            "mapped {} bytes, wrote {}",
+            map.len(),
+            scores.len()
+        )));
+    }
+    Ok(map)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{LowerShare, Position};
+    use crate::distributed::partition::LocalScores;
+
+    /// A share kept as side copies answers as one held in memory, before and after its pages
+    /// are released, and removing a tier removes its file.
+    #[test]
+    fn side_copies_answer_as_memory_does() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (ranks, tier) = (3, 6);
+        for rank in 0..ranks {
+            let mut memory = LowerShare::new(rank, ranks);
+            let mut mapped = LowerShare::with_scratch(rank, ranks, tmp.path().to_path_buf());
+            let range = memory.partition(tier).range(rank);
+            let scores: Vec<i8> = (range.start..range.end)
+                .map(|g| (g % 13) as i8 - 6)
+                .collect();
+            for share in [&mut memory, &mut mapped] {
+                let local = LocalScores {
+                    start: range.start,
+                    scores: scores.clone(),
+                };
+                share.insert(tier, local).unwrap();
+            }
+            let file = tmp.path().join(format!("tier-{tier:02}.share"));
+            assert!(file.exists());
+            assert_eq!(mapped.bytes(), memory.bytes());
+            let index =
+                oware_db::index::TierIndex::new(tier, oware_db::index::IndexKind::Reachable);
+            let mut asked = 0;
+            for release in [false, true] {
+                if release {
+                    mapped.release_pages();
+                }
+                for g in range.clone() {
+                    let p: Position = index.unrank(g);
+                    let (word, owner) = mapped.request(&p);
+                    assert_eq!(owner, rank);
+                    assert_eq!(mapped.answer(word), memory.answer(word));
+                    assert_eq!(mapped.answer(word), (g % 13) as i8 - 6);
+                    asked += 1;
+                }
+            }
+            assert_eq!(asked, 2 * (range.end - range.start));
+            mapped.remove(tier);
+            assert!(!mapped.holds(tier));
+            assert!(!file.exists());
+        }
     }
 }

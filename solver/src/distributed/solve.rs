@@ -163,6 +163,9 @@ fn solve_tier_ranked(
                     .par_chunks(CHUNK)
                     .enumerate()
                     .for_each(|(c, chunk)| set_level_masks(ctx, c, chunk));
+                // The propagation reads no lower tier: the side copies' pages make room for
+                // its frontier and exchanges.
+                share.release_pages();
                 far
             }
         };

@@ -229,8 +229,13 @@ impl Held {
                     .map(|t| plan_tier(&opts.rules, t, placement.limit(), opts.slice_bytes))
                     .collect(),
             },
+            // Each rank keeps its share as side copies in a scratch directory of its own.
             Some(config) => Held::Ranks {
-                share: LowerShare::new(comm.rank(), comm.size()),
+                share: LowerShare::with_scratch(
+                    comm.rank(),
+                    comm.size(),
+                    dir.scratch().join(format!("rank-{}", comm.rank())),
+                ),
                 config,
             },
         }
@@ -251,29 +256,25 @@ impl Held {
     pub(super) fn scratch(&self) -> Option<PathBuf> {
         match self {
             Held::Process { scratch, .. } => Some(scratch.clone()),
-            Held::Ranks { .. } => None,
+            Held::Ranks { share, .. } => share.scratch().map(Path::to_path_buf),
         }
     }
 
-    /// Creates the scratch directory, if this rank keeps side copies.
+    /// Creates the scratch directory of this rank's side copies.
     pub(super) fn create_scratch(&self) -> Result<(), GenerateError> {
-        match self {
-            Held::Process { scratch, .. } => {
-                std::fs::create_dir_all(scratch).map_err(|source| GenerateError::CreateDir {
-                    path: scratch.clone(),
-                    source,
-                })
-            }
-            Held::Ranks { .. } => Ok(()),
-        }
+        let Some(scratch) = self.scratch() else {
+            return Ok(());
+        };
+        std::fs::create_dir_all(&scratch).map_err(|source| GenerateError::CreateDir {
+            path: scratch,
+            source,
+        })
     }
 
-    /// Side copies a tier adds to the disk: 1 when one process keeps one of it.
+    /// Side copies a tier adds to the disk: 1 when one process keeps one of it, or the ranks
+    /// their shares of it (one tier in all).
     pub(super) fn side_copies(&self, needed_later: bool) -> u64 {
-        match self {
-            Held::Process { .. } => u64::from(needed_later),
-            Held::Ranks { .. } => 0,
-        }
+        u64::from(needed_later)
     }
 
     /// Keeps what a later tier reads of tier `tier`, complete in `dir`, read from its table.

@@ -680,6 +680,12 @@ impl Drop for Cleanup<'_> {
     fn drop(&mut self) {
         if let Some(scratch) = &self.scratch {
             let _ = std::fs::remove_dir_all(scratch);
+            // A rank's scratch is inside the directory's: that goes with the last rank's.
+            if let Some(parent) = scratch.parent() {
+                if parent.file_name() == Some(std::ffi::OsStr::new(crate::dir::SCRATCH_DIR)) {
+                    let _ = std::fs::remove_dir(parent);
+                }
+            }
         }
         if let Some(lock) = self.lock {
             lock.remove_temporaries();
