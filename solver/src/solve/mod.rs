@@ -268,11 +268,15 @@ impl Ctx<'_> {
     /// Collects the parents of the decided position `c` (low if `low`, else high) into
     /// `out`, each as its index, with bit `CHILD_LOW` set if the child is low, and its
     /// position, prefetching their cells.
+    ///
+    /// `R`: over several ranks (a parent may be another rank's: its cell is not fetched);
+    /// `false` for one process, whose loops then do nothing for ranks.
     #[inline]
-    fn parents(&self, c: &Position, low: bool, out: &mut Vec<(u64, Position)>) {
+    fn parents<const R: bool>(&self, c: &Position, low: bool, out: &mut Vec<(u64, Position)>) {
         c.unmoves_reachable(self.rules, |p, _house| {
             let g = self.index.rank_unchecked(&p);
-            if let Some(cell) = self.cells.get(g.wrapping_sub(self.start) as usize) {
+            let j = if R { g.wrapping_sub(self.start) } else { g };
+            if let Some(cell) = self.cells.get(j as usize) {
                 prefetch(cell);
             }
             out.push((g | u64::from(low) << CHILD_LOW, p));
@@ -286,8 +290,9 @@ impl Ctx<'_> {
     /// propagated.
     ///
     /// `work.buf` (empty on entry and on return) holds the parent updates of a batch of
-    /// positions, applied after all their cells were prefetched.
-    fn propagate(&self, k: i8, work: &mut Work) -> u64 {
+    /// positions, applied after all their cells were prefetched. `R`: over several ranks
+    /// (see [`Ctx::parents`]).
+    fn propagate<const R: bool>(&self, k: i8, work: &mut Work) -> u64 {
         let Work {
             stack,
             buf,
@@ -297,7 +302,7 @@ impl Ctx<'_> {
         } = work;
         let mut taken = 0u64;
         while !stack.is_empty() {
-            if *budget == 0 || self.outbox_full() {
+            if *budget == 0 || self.outbox_full::<R>() {
                 for &(j, _) in stack.iter() {
                     self.mark(j & !(1 << CHILD_LOW), j >> CHILD_LOW != 0);
                 }
@@ -311,12 +316,12 @@ impl Ctx<'_> {
                     self.cells[(j & !(1 << CHILD_LOW)) as usize].load(Ordering::Relaxed),
                     Codes::decided(if low { -k } else { k })
                 );
-                self.parents(&p, low, buf);
+                self.parents::<R>(&p, low, buf);
                 taken += 1;
                 *budget -= 1;
             }
             for &(update, p) in buf.iter() {
-                if let Some((j, low)) = self.apply(update, k, outbox) {
+                if let Some((j, low)) = self.apply::<R>(update, k, outbox) {
                     self.push(stack, j, low, p);
                 }
             }
@@ -328,17 +333,17 @@ impl Ctx<'_> {
     /// Hands over the position of index `j`, decided at level `k` (low or high), that a scan
     /// or a sweep found: onto the work stack, propagated every `START_BATCH` positions, or into
     /// the frontier bits once the task's budget is spent. Returns how many positions it
-    /// propagated.
+    /// propagated. `R`: over several ranks (see [`Ctx::parents`]).
     #[inline]
-    fn take(&self, k: i8, j: u64, low: bool, work: &mut Work) -> u64 {
-        if work.budget == 0 || self.outbox_full() {
+    fn take<const R: bool>(&self, k: i8, j: u64, low: bool, work: &mut Work) -> u64 {
+        if work.budget == 0 || self.outbox_full::<R>() {
             self.mark(j, low);
             return 0;
         }
-        let p = work.unranker.unrank(self.start + j);
+        let p = work.unranker.unrank(if R { self.start + j } else { j });
         self.push(&mut work.stack, j, low, p);
         if work.stack.len() >= START_BATCH {
-            self.propagate(k, work)
+            self.propagate::<R>(k, work)
         } else {
             0
         }
@@ -366,7 +371,17 @@ impl Ctx<'_> {
     /// when this rank holds it, returning its index in the arrays and whether it was decided
     /// low; otherwise queued in `outbox` for its owner (`ranks.rs`).
     #[inline(always)]
-    fn apply(&self, update: u64, k: i8, outbox: &mut ranks::Queued) -> Option<(u64, bool)> {
+    fn apply<const R: bool>(
+        &self,
+        update: u64,
+        k: i8,
+        outbox: &mut ranks::Queued,
+    ) -> Option<(u64, bool)> {
+        if !R {
+            return self
+                .act_on(update, k)
+                .map(|low| (update & !(1 << CHILD_LOW), low));
+        }
         let g = update & !(1 << CHILD_LOW);
         let j = g.wrapping_sub(self.start);
         let child_low = update >> CHILD_LOW != 0;
@@ -380,10 +395,11 @@ impl Ctx<'_> {
     }
 
     /// Whether the updates queued for other ranks fill their room: the propagation then
-    /// leaves the rest to the frontier bits until they are exchanged. Never in one process.
+    /// leaves the rest to the frontier bits until they are exchanged. Never in one process
+    /// (`R` false).
     #[inline(always)]
-    fn outbox_full(&self) -> bool {
-        self.ranked.is_some_and(ranks::Outbox::full)
+    fn outbox_full<const R: bool>(&self) -> bool {
+        R && self.ranked.is_some_and(ranks::Outbox::full)
     }
 
     /// Applies the decision of a child at level `k` (low or high) to parent `j`. Returns
@@ -1022,6 +1038,15 @@ fn solve_in_windows(
 /// with every pending position scoring `±k` (see [`Ctx::propagate`]). Returns how many
 /// positions it propagated.
 fn level_start(ctx: &Ctx<'_>, k: i8) -> u64 {
+    if ctx.ranked.is_some() {
+        level_start_in::<true>(ctx, k)
+    } else {
+        level_start_in::<false>(ctx, k)
+    }
+}
+
+/// [`level_start`] over several ranks (`R`) or in one process.
+fn level_start_in<const R: bool>(ctx: &Ctx<'_>, k: i8) -> u64 {
     ctx.cells
         .par_chunks(CHUNK)
         .enumerate()
@@ -1031,9 +1056,9 @@ fn level_start(ctx: &Ctx<'_>, k: i8) -> u64 {
                 work.budget = ctx.tuning.budget;
                 let mut taken = 0;
                 scan_chunk(ctx, k, c, chunk, |j, v| {
-                    taken += ctx.take(k, j, v < 0, work)
+                    taken += ctx.take::<R>(k, j, v < 0, work)
                 });
-                taken += ctx.propagate(k, work);
+                taken += ctx.propagate::<R>(k, work);
                 ctx.hand_over(work);
                 taken
             },
@@ -1147,6 +1172,15 @@ const BATCH: usize = 256;
 /// `low`) and propagates it (see [`Ctx::propagate`]). Returns how many positions it
 /// propagated.
 fn sweep(ctx: &Ctx<'_>, k: i8) -> u64 {
+    if ctx.ranked.is_some() {
+        sweep_in::<true>(ctx, k)
+    } else {
+        sweep_in::<false>(ctx, k)
+    }
+}
+
+/// [`sweep`] over several ranks (`R`) or in one process.
+fn sweep_in<const R: bool>(ctx: &Ctx<'_>, k: i8) -> u64 {
     const WORDS: usize = SWEEP_CHUNK / 64;
     ctx.high
         .par_chunks(WORDS)
@@ -1162,7 +1196,7 @@ fn sweep(ctx: &Ctx<'_>, k: i8) -> u64 {
                 for (g, (high, low)) in high.chunks(GRANULE).zip(low.chunks(GRANULE)).enumerate() {
                     // Over several ranks, left for after the next exchange when the updates
                     // for other ranks fill their room.
-                    if ctx.outbox_full() {
+                    if ctx.outbox_full::<R>() {
                         // What is left waits for the next sweep.
                         ctx.marked.store(true, Ordering::Relaxed);
                         break;
@@ -1182,12 +1216,12 @@ fn sweep(ctx: &Ctx<'_>, k: i8) -> u64 {
                             while bits != 0 {
                                 let j = base + u64::from(bits.trailing_zeros());
                                 bits &= bits - 1;
-                                taken += ctx.take(k, j, low, work);
+                                taken += ctx.take::<R>(k, j, low, work);
                             }
                         }
                     }
                 }
-                taken += ctx.propagate(k, work);
+                taken += ctx.propagate::<R>(k, work);
                 ctx.hand_over(work);
                 taken
             },

@@ -299,10 +299,10 @@ fn apply_received(ctx: &Ctx<'_>, k: i8, updates: &[u64]) -> u64 {
                     let j = (u >> 1).wrapping_sub(ctx.start);
                     debug_assert!(j < ctx.cells.len() as u64, "an update for another rank");
                     if let Some(low) = ctx.act(j, u & 1 == 1, k) {
-                        taken += ctx.take(k, j, low, work);
+                        taken += ctx.take::<true>(k, j, low, work);
                     }
                 }
-                taken += ctx.propagate(k, work);
+                taken += ctx.propagate::<true>(k, work);
                 ctx.hand_over(work);
                 taken
             },
