@@ -135,6 +135,17 @@ fn a_stray_table_of_other_rules_is_named_and_the_advice_agrees() {
         )),
         "{err}"
     );
+    // Plain verification names it too, not only its tier.
+    let out = run(&["verify", "--dir", d]);
+    assert_eq!(out.status.code(), Some(1));
+    let report = text(&out.stdout);
+    assert!(
+        report.contains(&format!(
+            "tier  9  FAILED  {}: built under `awari`, not `abapa`",
+            stray.display()
+        )),
+        "{report}"
+    );
     // Following the advice works.
     std::fs::remove_file(&stray).unwrap();
     ok(&["generate", "-q", "--dir", d, "--max-seeds", "9"]);

@@ -127,14 +127,27 @@ impl TierCheck {
         self.result.is_ok() && !matches!(self.distances, Some((_, Err(_))))
     }
 
-    /// Why the tier failed, in one line: its table's failure, or its distance table's.
+    /// Why the tier failed, in one line: its table's failure, or its distance table's, each
+    /// naming the file.
     pub fn failure(&self) -> Option<String> {
         match (&self.result, &self.distances) {
-            (Err(e), _) => Some(e.to_string()),
+            (Err(e), _) => Some(self.table_failure(e)),
             (Ok(_), Some((path, Err(e)))) => {
                 Some(format!("distance table {}: {e}", path.display()))
             }
             _ => None,
+        }
+    }
+
+    /// Why the tier's table failed, `e`, in one line that names its file (a missing one's
+    /// message names it already, as do the errors of reading one).
+    pub fn table_failure(&self, e: &CheckError) -> String {
+        let why = e.to_string();
+        let path = self.path.display().to_string();
+        if matches!(e, CheckError::Missing { .. }) || why.contains(&path) {
+            why
+        } else {
+            format!("{path}: {why}")
         }
     }
 }

@@ -34,7 +34,7 @@ pub(super) fn line(c: &TierCheck) -> String {
             g.table.file_size(),
             g.checksum
         ),
-        Err(why) => format!("tier {:2}  FAILED  {why}", c.tier),
+        Err(why) => format!("tier {:2}  FAILED  {}", c.tier, c.table_failure(why)),
     };
     match &c.distances {
         None => scores,
