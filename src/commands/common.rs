@@ -35,7 +35,7 @@ pub use super::env::{parse_threads, MAX_THREADS};
 pub fn start_workers(threads: Option<usize>) -> anyhow::Result<()> {
     let threads = match threads {
         Some(t) => t,
-        None => super::env::get()?.threads.unwrap_or_else(|| {
+        None => super::env::get().threads()?.unwrap_or_else(|| {
             std::thread::available_parallelism()
                 .map_or(1, usize::from)
                 .min(MAX_THREADS)

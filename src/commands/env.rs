@@ -2,9 +2,7 @@
 //! [`get`]): `OWARE_MEMORY_LIMIT` (the memory the commands plan for), `RAYON_NUM_THREADS`
 //! (the worker threads when `--threads` is not given), the measuring aids
 //! `OWARE_SLICE_BYTES`, `OWARE_DISTANCE_WINDOW` and `OWARE_EXCHANGE_BATCH`, and the MPI
-//! launcher's. A value that does not parse is an error, never ignored.
-
-use anyhow::bail;
+//! launcher's. A value that does not parse is an error where it is used, never ignored.
 
 /// The most worker threads `--threads` accepts.
 pub const MAX_THREADS: usize = 1024;
@@ -79,20 +77,21 @@ pub const DISTANCE_WINDOW_VAR: &str = "OWARE_DISTANCE_WINDOW";
 /// (a tuning and measuring aid).
 pub const EXCHANGE_BATCH_VAR: &str = "OWARE_EXCHANGE_BATCH";
 
-/// The environment of a run, read and checked once ([`get`]): every variable the commands
-/// heed, so that none is read again, or differently, further down.
-#[derive(Clone, Debug, Default)]
+/// A variable's value: `Ok(None)` when it is unset or empty, `Err` (the one-line message)
+/// when it is set but does not parse.
+type Parsed<T> = Result<Option<T>, String>;
+
+/// The environment of a run, read and parsed once ([`get`]): every variable the commands
+/// heed, so that none is read again, or differently, further down. A variable that does not
+/// parse is an error where its value is used (a bad `RAYON_NUM_THREADS` beside `--threads`
+/// is never read).
+#[derive(Clone, Debug)]
 pub struct Env {
-    /// `OWARE_MEMORY_LIMIT`: the memory the commands plan for; `None` when unset or empty.
-    pub memory_limit: Option<u64>,
-    /// `RAYON_NUM_THREADS`: the worker threads when `--threads` is not given.
-    pub threads: Option<usize>,
-    /// `OWARE_SLICE_BYTES`.
-    pub slice_bytes: Option<u64>,
-    /// `OWARE_DISTANCE_WINDOW`.
-    pub distance_window: Option<u64>,
-    /// `OWARE_EXCHANGE_BATCH`.
-    pub exchange_batch: Option<usize>,
+    memory_limit: Parsed<u64>,
+    threads: Parsed<usize>,
+    slice_bytes: Parsed<u64>,
+    distance_window: Parsed<u64>,
+    exchange_batch: Parsed<usize>,
     /// The number of processes of the MPI job that started this one, as its launcher tells
     /// (`OMPI_COMM_WORLD_SIZE`, `PMI_SIZE`, `PMIX_SIZE`), if any.
     pub mpi_job_size: Option<u64>,
@@ -102,92 +101,113 @@ pub struct Env {
     pub launched_by_mpi: bool,
 }
 
+/// Parses variable `name` of `var` with `parse` (which gives the reason a value is refused).
+fn parsed<T>(
+    var: &impl Fn(&str) -> Option<std::ffi::OsString>,
+    name: &str,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Parsed<T> {
+    match var(name) {
+        None => Ok(None),
+        Some(v) => match v.into_string() {
+            Ok(v) if v.trim().is_empty() => Ok(None),
+            Ok(v) => parse(&v)
+                .map(Some)
+                .map_err(|why| format!("{name}={v}: {why}")),
+            Err(_) => Err(format!("{name} is not text")),
+        },
+    }
+}
+
 impl Env {
     /// Reads every variable through `var` (the process's environment in [`get`]).
-    ///
-    /// # Errors
-    /// A variable is set but does not parse: one line naming it and the forms accepted.
-    pub fn read(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> anyhow::Result<Env> {
-        let text = |name: &str| -> anyhow::Result<Option<String>> {
-            match var(name) {
-                None => Ok(None),
-                Some(v) => match v.into_string() {
-                    Ok(v) if v.trim().is_empty() => Ok(None),
-                    Ok(v) => Ok(Some(v)),
-                    Err(_) => bail!("{name} is not text"),
-                },
+    pub fn read(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Env {
+        let positive = |what: &'static str| {
+            move |v: &str| match v.trim().parse::<u64>() {
+                Ok(n) if n > 0 => Ok(n),
+                _ => Err(format!("not a positive number of {what}")),
             }
         };
-        let memory_limit = match text(MEMORY_LIMIT_VAR)? {
-            None => None,
-            Some(v) => match parse_bytes(&v) {
-                Ok(b) => Some(b),
-                Err(e) => bail!("{MEMORY_LIMIT_VAR}={v}: {e}"),
-            },
-        };
-        let threads = match text(THREADS_VAR)? {
-            None => None,
-            Some(v) => match parse_threads(v.trim()) {
-                Ok(t) => Some(t),
-                Err(e) => bail!("{THREADS_VAR}={v}: {e}, as --threads"),
-            },
-        };
-        let slice_bytes = match text(SLICE_BYTES_VAR)? {
-            None => None,
-            Some(v) => match v.trim().parse::<u64>() {
-                Ok(b) => Some(b),
-                Err(_) => bail!("{SLICE_BYTES_VAR}={v}: not a number of bytes"),
-            },
-        };
-        let distance_window = match text(DISTANCE_WINDOW_VAR)? {
-            None => None,
-            Some(v) => match v.trim().parse::<u64>() {
-                Ok(w) if w > 0 => Some(w),
-                _ => bail!("{DISTANCE_WINDOW_VAR}={v}: not a positive number of positions"),
-            },
-        };
-        let exchange_batch = match text(EXCHANGE_BATCH_VAR)? {
-            None => None,
-            Some(v) => match v.trim().parse::<usize>() {
-                Ok(b) if b > 0 => Some(b),
-                _ => bail!("{EXCHANGE_BATCH_VAR}={v}: not a positive number of words"),
-            },
-        };
-        let mpi_job_size = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"]
-            .iter()
-            .find_map(|v| var(v)?.into_string().ok()?.trim().parse().ok());
-        let launched_by_mpi = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"]
-            .iter()
-            .any(|v| var(v).is_some());
-        Ok(Env {
-            memory_limit,
-            threads,
-            slice_bytes,
-            distance_window,
-            exchange_batch,
-            mpi_job_size,
-            launched_by_mpi,
-        })
+        Env {
+            memory_limit: parsed(&var, MEMORY_LIMIT_VAR, parse_bytes),
+            threads: parsed(&var, THREADS_VAR, |v| {
+                parse_threads(v.trim()).map_err(|e| format!("{e}, as --threads"))
+            }),
+            slice_bytes: parsed(&var, SLICE_BYTES_VAR, |v| {
+                v.trim()
+                    .parse::<u64>()
+                    .map_err(|_| "not a number of bytes".to_string())
+            }),
+            distance_window: parsed(&var, DISTANCE_WINDOW_VAR, positive("positions")),
+            exchange_batch: parsed(&var, EXCHANGE_BATCH_VAR, |v| {
+                positive("words")(v).map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+            }),
+            mpi_job_size: ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"]
+                .iter()
+                .find_map(|v| var(v)?.into_string().ok()?.trim().parse().ok()),
+            launched_by_mpi: ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"]
+                .iter()
+                .any(|v| var(v).is_some()),
+        }
+    }
+
+    /// `OWARE_MEMORY_LIMIT`: the memory the commands plan for.
+    ///
+    /// # Errors
+    /// It is set but is not a size ([`parse_bytes`]).
+    pub fn memory_limit(&self) -> anyhow::Result<Option<u64>> {
+        self.memory_limit.clone().map_err(anyhow::Error::msg)
+    }
+
+    /// `RAYON_NUM_THREADS`: the worker threads when `--threads` is not given.
+    ///
+    /// # Errors
+    /// It is set but is not a count of 1..=1024.
+    pub fn threads(&self) -> anyhow::Result<Option<usize>> {
+        self.threads.clone().map_err(anyhow::Error::msg)
+    }
+
+    /// `OWARE_SLICE_BYTES`.
+    ///
+    /// # Errors
+    /// It is set but is not a number of bytes.
+    pub fn slice_bytes(&self) -> anyhow::Result<Option<u64>> {
+        self.slice_bytes.clone().map_err(anyhow::Error::msg)
+    }
+
+    /// `OWARE_DISTANCE_WINDOW`.
+    ///
+    /// # Errors
+    /// It is set but is not a positive number.
+    pub fn distance_window(&self) -> anyhow::Result<Option<u64>> {
+        self.distance_window.clone().map_err(anyhow::Error::msg)
+    }
+
+    /// `OWARE_EXCHANGE_BATCH`.
+    ///
+    /// # Errors
+    /// It is set but is not a positive number.
+    pub fn exchange_batch(&self) -> anyhow::Result<Option<usize>> {
+        self.exchange_batch.clone().map_err(anyhow::Error::msg)
     }
 
     /// The memory a command plans for: `OWARE_MEMORY_LIMIT`, or the system's available
     /// memory ([`oware_solver::memory::available_memory`]).
-    pub fn memory(&self) -> u64 {
-        self.memory_limit
-            .unwrap_or_else(oware_solver::memory::available_memory)
+    ///
+    /// # Errors
+    /// As [`Env::memory_limit`].
+    pub fn memory(&self) -> anyhow::Result<u64> {
+        Ok(self
+            .memory_limit()?
+            .unwrap_or_else(oware_solver::memory::available_memory))
     }
 }
 
 /// The process's environment ([`Env`]), read on the first call and kept for the rest of the
 /// run.
-///
-/// # Errors
-/// A variable is set but does not parse (on every call).
-pub fn get() -> anyhow::Result<&'static Env> {
-    static ENV: std::sync::OnceLock<Result<Env, String>> = std::sync::OnceLock::new();
-    ENV.get_or_init(|| Env::read(|v| std::env::var_os(v)).map_err(|e| e.to_string()))
-        .as_ref()
-        .map_err(|e| anyhow::anyhow!("{e}"))
+pub fn get() -> &'static Env {
+    static ENV: std::sync::OnceLock<Env> = std::sync::OnceLock::new();
+    ENV.get_or_init(|| Env::read(|v| std::env::var_os(v)))
 }
 
 #[cfg(test)]
@@ -195,7 +215,7 @@ mod tests {
     use super::{parse_bytes, Env};
     use std::ffi::OsString;
 
-    fn env_of(vars: &[(&str, &str)]) -> anyhow::Result<Env> {
+    fn env_of(vars: &[(&str, &str)]) -> Env {
         let vars: Vec<(String, OsString)> = vars
             .iter()
             .map(|(k, v)| (k.to_string(), OsString::from(v)))
@@ -212,18 +232,17 @@ mod tests {
             ("OWARE_DISTANCE_WINDOW", "65536"),
             ("OWARE_EXCHANGE_BATCH", "64"),
             ("OMPI_COMM_WORLD_SIZE", "4"),
-        ])
-        .unwrap();
-        assert_eq!(env.memory_limit, Some(2 << 30));
-        assert_eq!(env.threads, Some(3));
-        assert_eq!(env.slice_bytes, Some(4096));
-        assert_eq!(env.distance_window, Some(65536));
-        assert_eq!(env.exchange_batch, Some(64));
+        ]);
+        assert_eq!(env.memory_limit().unwrap(), Some(2 << 30));
+        assert_eq!(env.threads().unwrap(), Some(3));
+        assert_eq!(env.slice_bytes().unwrap(), Some(4096));
+        assert_eq!(env.distance_window().unwrap(), Some(65536));
+        assert_eq!(env.exchange_batch().unwrap(), Some(64));
         assert_eq!(env.mpi_job_size, Some(4));
         assert!(env.launched_by_mpi);
-        let none = env_of(&[("OWARE_MEMORY_LIMIT", " "), ("OWARE_SLICE_BYTES", "")]).unwrap();
-        assert_eq!(none.memory_limit, None);
-        assert_eq!(none.slice_bytes, None);
+        let none = env_of(&[("OWARE_MEMORY_LIMIT", " "), ("OWARE_SLICE_BYTES", "")]);
+        assert_eq!(none.memory_limit().unwrap(), None);
+        assert_eq!(none.slice_bytes().unwrap(), None);
         assert!(!none.launched_by_mpi);
         for (var, bad) in [
             ("OWARE_MEMORY_LIMIT", "lots"),
@@ -232,8 +251,18 @@ mod tests {
             ("OWARE_DISTANCE_WINDOW", "0"),
             ("OWARE_EXCHANGE_BATCH", "x"),
         ] {
-            let e = env_of(&[(var, bad)]).unwrap_err().to_string();
-            assert!(e.starts_with(&format!("{var}={bad}: ")), "{e}");
+            let env = env_of(&[(var, bad)]);
+            let e = [
+                env.memory_limit().err(),
+                env.threads().err(),
+                env.slice_bytes().err(),
+                env.distance_window().err(),
+                env.exchange_batch().err(),
+            ];
+            // Only the bad variable's value is an error.
+            let e: Vec<String> = e.into_iter().flatten().map(|e| e.to_string()).collect();
+            assert_eq!(e.len(), 1, "{e:?}");
+            assert!(e[0].starts_with(&format!("{var}={bad}: ")), "{e:?}");
         }
     }
 

@@ -55,7 +55,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Before any thread starts: an interrupt removes the run's temporaries.
     crate::signals::clean_up_on_signals();
-    let env = crate::commands::env::get()?;
+    let env = crate::commands::env::get();
     let total: u64 = (0..=args.max_seeds)
         .map(|n| TierIndex::new(n, IndexKind::Reachable).size())
         .sum();
@@ -70,11 +70,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         dir: args.dir.clone(),
         rules,
         max_seeds: args.max_seeds,
-        memory_limit: env.memory_limit,
+        memory_limit: env.memory_limit()?,
         compression,
-        slice_bytes: env.slice_bytes,
-        distance_window: env.distance_window,
-        exchange_batch: env.exchange_batch,
+        slice_bytes: env.slice_bytes()?,
+        distance_window: env.distance_window()?,
+        exchange_batch: env.exchange_batch()?,
         cancel: crate::signals::cancel().clone(),
         distances: !args.no_distance,
     };

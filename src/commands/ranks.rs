@@ -119,7 +119,7 @@ fn await_abort(comm: &oware_solver::distributed::MpiComm, code: i32) -> ! {
 /// # Errors
 /// This binary lacks MPI and was started as one of several processes by `mpirun`.
 pub(crate) fn refuse_mpi_job_without_mpi() -> anyhow::Result<()> {
-    let size = super::env::get()?.mpi_job_size;
+    let size = super::env::get().mpi_job_size;
     if cfg!(not(feature = "mpi")) && size.is_some_and(|n| n > 1) {
         bail!(
             "started by mpirun as one of {} processes, but this oware was built without MPI: \
@@ -133,5 +133,5 @@ pub(crate) fn refuse_mpi_job_without_mpi() -> anyhow::Result<()> {
 /// Whether this process was started by `mpirun` (Open MPI, MPICH or a PMIx launcher).
 #[cfg(feature = "mpi")]
 pub(crate) fn launched_by_mpi() -> bool {
-    super::env::get().is_ok_and(|e| e.launched_by_mpi)
+    super::env::get().launched_by_mpi
 }

@@ -84,7 +84,7 @@ const LEAST_RANGE: u64 = 1 << 20;
 /// (tests, measurements). Refused when not even [`LEAST_RANGE`] fits, before anything is
 /// written for the tier.
 fn ranges(n: u8, size: u64, overhead: u64, what: &str) -> anyhow::Result<u64> {
-    if let Some(r) = crate::commands::env::get()?.slice_bytes {
+    if let Some(r) = crate::commands::env::get().slice_bytes()? {
         return Ok(r.clamp(1, size.max(1)));
     }
     // `import` holds a range of scores and its encoded blocks.
@@ -92,7 +92,7 @@ fn ranges(n: u8, size: u64, overhead: u64, what: &str) -> anyhow::Result<u64> {
         "import" => 2,
         _ => 1,
     };
-    let available = crate::commands::env::get()?.memory();
+    let available = crate::commands::env::get().memory()?;
     let budget = available.saturating_sub(oware_solver::memory::PROCESS_BYTES + overhead);
     let least = LEAST_RANGE.min(size);
     let needed = per_range * least;

@@ -304,16 +304,16 @@ pub(super) fn verify_deep(
     print: bool,
 ) -> anyhow::Result<DeepResult> {
     let (a, b) = (*range.start(), *range.end());
-    let env = crate::commands::env::get()?;
+    let env = crate::commands::env::get();
     let opts = VerifyOptions {
         dir: dir.to_path_buf(),
         rules: *rules,
         tiers: range.clone(),
-        memory_limit: env.memory_limit,
-        slice_bytes: env.slice_bytes,
-        distance_window: env.distance_window,
+        memory_limit: env.memory_limit()?,
+        slice_bytes: env.slice_bytes()?,
+        distance_window: env.distance_window()?,
         again,
-        exchange_batch: env.exchange_batch,
+        exchange_batch: env.exchange_batch()?,
         cancel: crate::signals::cancel().clone(),
     };
     let view = View {

@@ -70,7 +70,7 @@ fn report_missing(
     let (_, generate_least) = generate_least_memory(rules, first, n);
     let (deep_tier, deep) = verify_deep_memory(rules, n);
     let (_, least) = verify_deep_least_memory(rules, n);
-    let available = crate::commands::env::get()?.memory();
+    let available = crate::commands::env::get().memory()?;
     let k = args.seeds_per_house;
     let command = format!(
         "oware verify --start --seeds-per-house {k} --generate --dir {} --rules {}",
@@ -186,7 +186,7 @@ pub(super) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             dir: dir.clone(),
             rules,
             max_seeds: n,
-            memory_limit: crate::commands::env::get()?.memory_limit,
+            memory_limit: crate::commands::env::get().memory_limit()?,
             cancel: crate::signals::cancel().clone(),
             distances: !args.no_distance,
             ..GenerateOptions::default()
