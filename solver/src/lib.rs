@@ -25,6 +25,7 @@
 
 #![warn(missing_docs)]
 
+mod comm;
 pub mod dir;
 mod distance;
 pub mod distributed;

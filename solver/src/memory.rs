@@ -81,7 +81,7 @@ pub fn partition_memory(positions: u64, ranks: usize) -> u64 {
 pub fn generate_tier_memory(positions: u64, ranks: usize) -> u64 {
     if ranks > 1 {
         partition_memory(positions, ranks)
-            + exchange_memory(crate::distributed::PartitionConfig::default().batch)
+            + exchange_memory(crate::comm::PartitionConfig::default().batch)
     } else {
         tier_memory(positions)
     }

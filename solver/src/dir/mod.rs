@@ -10,6 +10,7 @@ pub(crate) mod read;
 pub(crate) mod romein;
 pub(crate) mod temp;
 pub(crate) mod write;
+pub(crate) mod write_ranked;
 
 use std::path::{Path, PathBuf};
 

@@ -1,5 +1,8 @@
-//! Distributed generation: one tier split by index range over several ranks that exchange
-//! predecessor updates by message passing.
+//! The cluster path's public face: one tier split by index range over several ranks that
+//! exchange their updates by message passing. The code lives with what it extends: the
+//! communicators and the split in `comm/` (below the engines), each engine's ranked form
+//! beside its one-process form (`solve/partitioned.rs`, `verify/ranks.rs`), the share of
+//! the lower tiers and its look-ups in `lower/`, the ranks' table writer in `dir/`.
 //!
 //! - [`Comm`]: the collective operations the solver needs (rank, size, all-to-all exchange,
 //!   all-reduce, barrier, gathers), with [`LocalComm`] (one process), [`ThreadComm`]
@@ -8,27 +11,15 @@
 //! - [`solve_tier_local`]: one rank's part of a tier; [`solve_tier_partitioned`]: the same,
 //!   gathered on rank 0. The scores are byte-identical to those of [`crate::tier::solve_tier`].
 
-mod arrays;
-mod comm;
-mod lookup;
 #[cfg(feature = "mpi")]
-mod mpi;
-mod partition;
-mod share;
-mod solve;
-mod verify;
-mod write;
-
-pub use comm::{Comm, LocalComm, ThreadComm};
-#[cfg(feature = "mpi")]
-pub use mpi::MpiComm;
-pub use partition::{LocalScores, Partition, PartitionConfig, PARTITION_ALIGN};
-pub use share::LowerShare;
-pub use solve::{
+pub use crate::comm::MpiComm;
+pub use crate::comm::{
+    Comm, LocalComm, LocalScores, Partition, PartitionConfig, ThreadComm, PARTITION_ALIGN,
+};
+pub use crate::dir::write_ranked::write_table_distributed;
+pub use crate::lower::share::LowerShare;
+pub use crate::solve::partitioned::{
     all_gather_scores, gather_scores, solve_tier_local, solve_tier_partitioned, PartitionStats,
     RankLower,
 };
-pub use verify::{verify_tier_local, LocalVerdict};
-pub use write::write_table_distributed;
-
-pub(crate) use arrays::agree_arrays;
+pub use crate::verify::ranks::{verify_tier_local, LocalVerdict};

@@ -1,7 +1,7 @@
 //! Where a job runs ([`Placement`]): one process, or one rank of several with the settings of
 //! their exchanges, and the memory it may use, resolved once from the job's options.
 
-use crate::distributed::{Comm, PartitionConfig};
+use crate::comm::{Comm, PartitionConfig};
 use crate::memory::available_memory;
 
 /// Where a job runs and within what: its communicator (one process is one rank), the bytes
@@ -56,7 +56,7 @@ impl<'a> Placement<'a> {
 #[cfg(test)]
 mod tests {
     use super::Placement;
-    use crate::distributed::{LocalComm, PartitionConfig, ThreadComm};
+    use crate::comm::{LocalComm, PartitionConfig, ThreadComm};
 
     #[test]
     fn one_process_has_no_exchange_and_ranks_have_the_batch_asked() {

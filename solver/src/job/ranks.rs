@@ -5,8 +5,11 @@
 use std::collections::BTreeMap;
 
 use super::generate::error::GenerateError;
+use oware_db::table::Table;
+
+use crate::comm::{Comm, LocalScores};
 use crate::dir::{DirLock, LockError, TableDir};
-use crate::distributed::Comm;
+use crate::lower::share::LowerShare;
 
 /// Count of each score.
 pub(super) fn histogram(scores: &[i8]) -> BTreeMap<i8, u64> {
@@ -157,4 +160,35 @@ pub(super) fn check_disk(
         });
     }
     Ok(())
+}
+
+/// Reads this rank's range of tier `tier` from its table into `share` (a tier kept from an
+/// earlier run, which every rank reads for its share).
+///
+/// # Errors
+/// As [`Table::read_range`]; [`oware_db::Error::InvalidState`] if the table is of another
+/// tier.
+pub(crate) fn load_share(
+    share: &mut LowerShare,
+    tier: u8,
+    table: &Table,
+) -> Result<(), oware_db::Error> {
+    if table.tier() != tier {
+        return Err(oware_db::Error::InvalidState(format!(
+            "{} is tier {}, not {tier}",
+            table.path().display(),
+            table.tier()
+        )));
+    }
+    let range = share.partition(tier).range(share.rank());
+    let mut scores = crate::hugepage::vec_of((range.end - range.start) as usize, |_| 0i8);
+    crate::dir::read::read_range_parallel(table, range.start, &mut scores)?;
+    table.release_pages();
+    share.insert(
+        tier,
+        LocalScores {
+            start: range.start,
+            scores,
+        },
+    )
 }

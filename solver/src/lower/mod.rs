@@ -4,6 +4,8 @@
 //! per position, memory-mapped: the operating system pages it in and out, so the lower tiers
 //! of a large tier are never loaded whole into the process.
 
+pub(crate) mod lookup;
+pub(crate) mod share;
 pub(crate) mod slice;
 
 use std::fs::File;

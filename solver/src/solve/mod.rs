@@ -69,6 +69,7 @@ use first_pass::{first_cells, fold_cells, Sweep};
 pub(crate) mod buffer;
 pub(crate) mod cell;
 pub(crate) mod first_pass;
+pub(crate) mod partitioned;
 pub(crate) mod ranks;
 pub(crate) mod rounds;
 pub(crate) mod spill;

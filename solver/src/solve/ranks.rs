@@ -20,7 +20,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::{sweeps, Ctx, Work};
-use crate::distributed::{Comm, Partition};
+use crate::comm::{Comm, Partition};
 use crate::error::AllocError;
 use crate::prefetch::prefetch;
 use crate::progress::Progress;
@@ -101,7 +101,7 @@ impl<'a> Place<'a> {
     ) -> Result<T, AllocError> {
         match &self.ranks {
             None => arrays,
-            Some(r) => crate::distributed::agree_arrays(
+            Some(r) => crate::comm::agree_arrays(
                 r.comm,
                 arrays,
                 n,

@@ -139,6 +139,8 @@
 //! The arrays it allocates, and the scores that the drivers read from the tables, are on
 //! transparent huge pages where the kernel allows them (`crate::hugepage`).
 
+pub(crate) mod ranks;
+
 use crate::prefetch::prefetch;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::time::Instant;

@@ -11,13 +11,14 @@ use oware_db::table::Table;
 use oware_db::Position;
 
 use super::{agree_db, DistanceVerdict, VerifyError, VerifyObserver, VerifyOptions};
+use crate::comm::{Comm, LocalScores, PartitionConfig};
 use crate::distance::{
     check_distances, check_distances_sliced, check_distances_sliced_windowed,
     check_distances_windowed, DistanceError, DistanceSource, NO_DISTANCE,
 };
-use crate::distributed::{verify_tier_local, Comm, LocalScores, LowerShare, PartitionConfig};
 use crate::job::place::Placement;
 use crate::job::ranks::tier_batch;
+use crate::lower::share::LowerShare;
 use crate::lower::slice::{ScoreSource, TableSource};
 use crate::lower::LowerTiers;
 use crate::memory::{
@@ -25,6 +26,7 @@ use crate::memory::{
     PROCESS_BYTES,
 };
 use crate::solve::WINDOW_ALIGN;
+use crate::verify::ranks::verify_tier_local;
 use crate::verify::{
     mismatch_with, verify_tier_in_place, VerifyLower, VerifyPhases, VerifyReport, LISTED,
 };
@@ -367,7 +369,7 @@ impl Held {
                 let details = agree_db(
                     comm,
                     details.map_err(|e| match e {
-                        crate::SolveError::Lower(d) => d,
+                        crate::error::SolveError::Lower(d) => d,
                         other => oware_db::Error::InvalidState(other.to_string()),
                     }),
                 )?;

@@ -20,9 +20,9 @@ use oware_db::table::Table;
 use oware_db::Rules;
 use thiserror::Error;
 
+use crate::comm::Comm;
 use crate::dir::check::{check_tiers, CheckObserver};
 use crate::dir::{Cancel, DirLock, TableDir};
-use crate::distributed::Comm;
 use crate::job::place::Placement;
 use crate::job::ranks::agree_flags;
 use crate::memory::human_bytes;
@@ -42,7 +42,7 @@ pub enum VerifyError {
     Db(#[from] oware_db::Error),
     /// An array of the verifier could not be allocated.
     #[error(transparent)]
-    Alloc(#[from] crate::AllocError),
+    Alloc(#[from] crate::error::AllocError),
     /// The verification needs more memory than is available.
     #[error(
         "deep verification of tier {tier} needs {} of memory ({needed} bytes: {own} for its \
@@ -107,12 +107,12 @@ pub enum VerifyError {
     },
 }
 
-impl From<crate::SolveError> for VerifyError {
-    fn from(e: crate::SolveError) -> Self {
+impl From<crate::error::SolveError> for VerifyError {
+    fn from(e: crate::error::SolveError) -> Self {
         match e {
-            crate::SolveError::Alloc(a) => VerifyError::Alloc(a),
-            crate::SolveError::Lower(d) => VerifyError::Db(d),
-            crate::SolveError::Scratch { path, source, .. } => {
+            crate::error::SolveError::Alloc(a) => VerifyError::Alloc(a),
+            crate::error::SolveError::Lower(d) => VerifyError::Db(d),
+            crate::error::SolveError::Scratch { path, source, .. } => {
                 VerifyError::Db(oware_db::Error::io(&path, source))
             }
         }
@@ -527,7 +527,7 @@ pub fn verify_deep(
                         report.positions += r.positions;
                         if r.is_ok() {
                             if let Some((table, sum)) = distance_tables[n as usize].take() {
-                                observer.start(crate::Phase::Distances, size);
+                                observer.start(crate::progress::Phase::Distances, size);
                                 let v = held.verify_distances(n, &scores, &table);
                                 if v.is_proved() && proven && unwritable.is_none() {
                                     if let Some(lock) = &lock {

@@ -13,20 +13,21 @@ use super::{
     write_options, DistributedStats, GenerateError, GenerateObserver, GenerateOptions, SolvedStats,
     TierDistances,
 };
+use crate::comm::{Comm, LocalScores, PartitionConfig};
 use crate::dir::write::{write_table_parallel, DEFAULT_BATCH_BLOCKS};
+use crate::dir::write_ranked::write_table_distributed;
 use crate::dir::TableDir;
 use crate::distance::NO_DISTANCE;
-use crate::distributed::{
-    solve_tier_local, write_table_distributed, Comm, LocalScores, LowerShare, PartitionConfig,
-};
 use crate::job::place::Placement;
-use crate::job::ranks::{agree, tier_batch};
+use crate::job::ranks::{agree, load_share, tier_batch};
+use crate::lower::share::LowerShare;
 use crate::lower::slice::{cut_slices, TableSource, SLICE_ALIGN};
 use crate::lower::LowerTiers;
 use crate::memory::{
     distance_bytes, exchange_memory, far_exit_bytes, human_bytes, partition_memory, plan_tier,
     ExitPlan, TierPlan,
 };
+use crate::solve::partitioned::solve_tier_local;
 use crate::solve::{solve_tier_sliced, solve_tier_tuned, Spill, TierScores, Tuning, WINDOW_ALIGN};
 
 /// The lower tiers a rank keeps between tiers.
@@ -299,7 +300,7 @@ impl Held {
             }
             Held::Ranks { share, .. } => {
                 if needed_later {
-                    let loaded = Table::open(&path).and_then(|t| share.load(tier, &t));
+                    let loaded = Table::open(&path).and_then(|t| load_share(share, tier, &t));
                     agree(comm, loaded)?;
                 }
                 Ok(())

@@ -25,13 +25,14 @@ mod held;
 pub use error::GenerateError;
 
 use super::ranks::{agree, agree_flags, check_disk, gather_histogram, lock_dir};
+use crate::comm::Comm;
 use crate::dir::disk::generate_tier_disk;
 use crate::dir::write::{write_distances_parallel, write_distances_spilled, DEFAULT_BATCH_BLOCKS};
 use crate::dir::{Cancel, DirLock, TableDir};
-use crate::distributed::{Comm, PartitionStats};
 use crate::job::place::Placement;
 use crate::memory::TierPlan;
 use crate::progress::Progress;
+use crate::solve::partitioned::PartitionStats;
 use crate::solve::SolveStats;
 use held::{Distances, Held, Solved};
 
@@ -500,7 +501,7 @@ pub fn generate(
         held.drop_read(&last_reader, tier);
         let hist = gather_histogram(comm, solved.scores());
         if root {
-            observer.start(crate::Phase::Write, positions);
+            observer.start(crate::progress::Phase::Write, positions);
         }
         // The table's and the manifest's temporaries, out of an interrupt's way.
         let writing = lock.as_ref().map(DirLock::writing);

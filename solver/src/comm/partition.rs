@@ -71,7 +71,7 @@ impl Partition {
     }
 }
 
-/// Tuning of [`solve_tier_local`](super::solve_tier_local) and of the distributed verifier.
+/// Tuning of [`solve_tier_local`](crate::distributed::solve_tier_local) and of the distributed verifier.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PartitionConfig {
     /// The most updates (8 bytes each) a rank sends in one exchange, over all destinations;

@@ -1,6 +1,8 @@
-//! The first cells of one rank's positions when the lower tiers are partitioned
-//! ([`LowerShare`]): the captures of a batch of positions become look-ups sent to the owners
-//! of their children, answered with one byte each.
+//! Look-ups of the lower tiers when they are partitioned
+//! ([`LowerShare`](super::share::LowerShare)): what a pass over
+//! a rank's positions needs of other ranks' shares (the captures' children in the solver's
+//! first pass, `solve/partitioned.rs`; the children in the ranks' verifier,
+//! `verify/ranks.rs`) becomes look-ups sent to their owners, answered with one byte each.
 //!
 //! Every rank walks its positions in rounds of about the same number of look-ups, and the
 //! rounds go on while any rank has positions left (a rank done early still answers). A
@@ -15,20 +17,11 @@
 //! 3. folds `captured − answer` into the exits, walking the captures in the same order, and
 //!    writes the cells as the single-process first pass does.
 
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Instant;
 
-use oware_db::index::TierIndex;
-use oware_db::retro::ExitMoves;
-use oware_db::Rules;
 use rayon::prelude::*;
 
-use super::comm::{pack_bytes, unpack_bytes, Comm};
-use super::share::LowerShare;
-use crate::progress::Progress;
-use crate::solve::cell::{Codes, FarExits};
-use crate::solve::first_pass::Initial;
-use crate::solve::FarRoom;
+use crate::comm::{pack_bytes, unpack_bytes, Comm};
 
 /// Counts and timings of a rank's look-ups.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -43,13 +36,6 @@ pub(crate) struct LookupStats {
     pub exchanges: u64,
     /// Seconds inside collective calls.
     pub comm_seconds: f64,
-}
-
-/// What the moves of one chunk of positions found before their captures are answered.
-struct ChunkWork {
-    inits: Vec<Initial>,
-    /// Each capture in order: the position's slot in the chunk, the seeds captured.
-    captures: Vec<(u16, i8)>,
 }
 
 /// The layout of a pass over a rank's positions with look-ups.
@@ -201,78 +187,6 @@ pub(crate) fn lookup_pass<W: Send>(
                 fold(range, kept, replies);
             });
     }
-}
-
-/// Writes the first cells of the positions `start..start + cells.len()` of tier `index`
-/// (this rank's range), asking every capture of the owner of its child (see the module
-/// documentation). A collective: every rank calls it. Returns the far exits per `chunk`.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn first_cells_shared(
-    comm: &dyn Comm,
-    rules: &Rules,
-    index: &TierIndex,
-    share: &LowerShare,
-    codes: Codes,
-    start: u64,
-    cells: &[AtomicU8],
-    layout: Layout,
-    room: &FarRoom,
-    progress: &dyn Progress,
-    stats: &mut LookupStats,
-) -> Vec<FarExits> {
-    let ranks = comm.size();
-    let chunks = cells.len().div_ceil(layout.chunk);
-    let far: Vec<std::sync::Mutex<FarExits>> = (0..chunks)
-        .map(|_| std::sync::Mutex::new(Box::default()))
-        .collect();
-    lookup_pass(
-        comm,
-        cells.len(),
-        layout,
-        |range| {
-            let first = start + range.start as u64;
-            let mut cursor = index.cursor(first, first + range.len() as u64);
-            let mut exits = ExitMoves::new(rules);
-            let mut asks = Asks::new(ranks);
-            let mut captures = Vec::new();
-            let inits = (0..range.len())
-                .map(|slot| {
-                    let p = cursor.next().unwrap_or_default();
-                    Initial::of(&p, &mut exits, |child, captured| {
-                        let (word, owner) = share.request(child);
-                        asks.push(word, owner);
-                        captures.push((slot as u16, captured));
-                    })
-                })
-                .collect();
-            (ChunkWork { inits, captures }, asks)
-        },
-        &|w| share.answer(w) as u8,
-        |range, work, replies| {
-            let mut inits = work.inits;
-            for (&(slot, captured), v) in work.captures.iter().zip(replies) {
-                let exit = &mut inits[slot as usize].exit;
-                *exit = (*exit).max(captured - v as i8);
-            }
-            let mut list = Vec::new();
-            for (slot, (cell, init)) in cells[range.clone()].iter().zip(&inits).enumerate() {
-                let (c, low_exit) = codes.initial(init.exit, init.open);
-                if let Some(e) = low_exit {
-                    list.push((slot as u16, e));
-                }
-                cell.store(c, Ordering::Relaxed);
-            }
-            progress.advance(range.len() as u64);
-            let c = range.start / layout.chunk;
-            // Once the lists outgrow the room they are dropped (the pass goes on: it is a
-            // collective), and the caller stops the tier.
-            *far[c].lock().unwrap_or_else(|e| e.into_inner()) = room.take(list.into_boxed_slice());
-        },
-        stats,
-    );
-    far.into_iter()
-        .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
-        .collect()
 }
 
 /// Sends `outgoing[d]` to rank `d` and returns its answers in the same order, in sub-rounds

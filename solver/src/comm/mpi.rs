@@ -11,7 +11,7 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::{Communicator, CommunicatorCollectives};
 use mpi::Count;
 
-use super::comm::Comm;
+use super::Comm;
 
 /// The most 8-byte words one rank sends (and receives) in one `MPI_Alltoallv`, far below
 /// `i32::MAX` so that no count or displacement can overflow.

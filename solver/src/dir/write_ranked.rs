@@ -14,8 +14,7 @@ use rayon::prelude::*;
 
 use crate::dir::write::count_blocks;
 
-use super::comm::{pack_bytes, unpack_bytes, Comm};
-use super::partition::{LocalScores, Partition, PARTITION_ALIGN};
+use crate::comm::{pack_bytes, unpack_bytes, Comm, LocalScores, Partition, PARTITION_ALIGN};
 use crate::dir::TableDir;
 
 /// The table of tier `tier` from the ranks' [`LocalScores`] (rank `r` holding its range of

@@ -1,7 +1,7 @@
 //! A rank's arrays for a tier, allocated before its first exchange: where one rank cannot
 //! have its own, every rank stops with it rather than wait for it in a collective.
 
-use super::comm::{lowest_rank_where, Comm};
+use super::{lowest_rank_where, Comm};
 use crate::error::{AllocError, OtherRankFailed};
 
 /// `own` (this rank's arrays for tier `tier`, or the error that stopped their allocation) if

@@ -1,9 +1,21 @@
-//! The communication layer: a small collective interface ([`Comm`]) and the two
-//! implementations that need no MPI: one process ([`LocalComm`]) and `N` simulated ranks as
-//! threads of one process ([`ThreadComm`]).
+//! The communication layer, below the engines: a small collective interface ([`Comm`]) and
+//! the two implementations that need no MPI, one process ([`LocalComm`]) and `N` simulated
+//! ranks as threads of one process ([`ThreadComm`]), `MpiComm` with the cargo feature `mpi`
+//! (`mpi.rs`); the split of a tier over the ranks ([`Partition`], `partition.rs`); and the
+//! agreement of the ranks on their arrays (`arrays.rs`).
 //!
 //! Every method is a *collective*: all ranks call it, in the same order, from their main
 //! thread (never from inside a rayon job).
+
+mod arrays;
+#[cfg(feature = "mpi")]
+mod mpi;
+pub(crate) mod partition;
+
+pub(crate) use arrays::agree_arrays;
+#[cfg(feature = "mpi")]
+pub use mpi::MpiComm;
+pub use partition::{LocalScores, Partition, PartitionConfig, PARTITION_ALIGN};
 
 use std::sync::{Arc, Barrier, Mutex};
 

@@ -11,15 +11,20 @@ use oware_db::index::{IndexKind, TierIndex};
 use oware_db::Rules;
 use rayon::prelude::*;
 
-use super::comm::{lowest_rank_where, Comm};
-use super::lookup::{first_cells_shared, Layout, LookupStats};
-use super::partition::{LocalScores, PartitionConfig};
-use super::share::LowerShare;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use oware_db::retro::ExitMoves;
+
+use super::cell::{Codes, FarExits};
+use super::first_pass::Initial;
+use super::ranks::Place;
+use super::{first_pass_whole, set_level_masks, solve_placed, FarRoom, Tuning, CHUNK};
+use crate::comm::{lowest_rank_where, Comm, LocalScores, PartitionConfig};
 use crate::error::{AllocError, SolveError};
+use crate::lower::lookup::{lookup_pass, Asks, Layout, LookupStats};
+use crate::lower::share::LowerShare;
 use crate::lower::LowerTiers;
 use crate::progress::Progress;
-use crate::solve::ranks::Place;
-use crate::solve::{first_pass_whole, set_level_masks, solve_placed, FarRoom, Tuning, CHUNK};
 
 /// Counts and timings of one rank's part of a tier.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -259,5 +264,84 @@ pub fn all_gather_scores(comm: &dyn Comm, local: &LocalScores) -> Vec<i8> {
         .into_iter()
         .flatten()
         .map(|b| b as i8)
+        .collect()
+}
+
+/// What the moves of one chunk of positions found before their captures are answered.
+struct ChunkWork {
+    inits: Vec<Initial>,
+    /// Each capture in order: the position's slot in the chunk, the seeds captured.
+    captures: Vec<(u16, i8)>,
+}
+
+/// Writes the first cells of the positions `start..start + cells.len()` of tier `index`
+/// (this rank's range), asking every capture of the owner of its child (see the module
+/// documentation). A collective: every rank calls it. Returns the far exits per `chunk`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn first_cells_shared(
+    comm: &dyn Comm,
+    rules: &Rules,
+    index: &TierIndex,
+    share: &LowerShare,
+    codes: Codes,
+    start: u64,
+    cells: &[AtomicU8],
+    layout: Layout,
+    room: &FarRoom,
+    progress: &dyn Progress,
+    stats: &mut LookupStats,
+) -> Vec<FarExits> {
+    let ranks = comm.size();
+    let chunks = cells.len().div_ceil(layout.chunk);
+    let far: Vec<std::sync::Mutex<FarExits>> = (0..chunks)
+        .map(|_| std::sync::Mutex::new(Box::default()))
+        .collect();
+    lookup_pass(
+        comm,
+        cells.len(),
+        layout,
+        |range| {
+            let first = start + range.start as u64;
+            let mut cursor = index.cursor(first, first + range.len() as u64);
+            let mut exits = ExitMoves::new(rules);
+            let mut asks = Asks::new(ranks);
+            let mut captures = Vec::new();
+            let inits = (0..range.len())
+                .map(|slot| {
+                    let p = cursor.next().unwrap_or_default();
+                    Initial::of(&p, &mut exits, |child, captured| {
+                        let (word, owner) = share.request(child);
+                        asks.push(word, owner);
+                        captures.push((slot as u16, captured));
+                    })
+                })
+                .collect();
+            (ChunkWork { inits, captures }, asks)
+        },
+        &|w| share.answer(w) as u8,
+        |range, work, replies| {
+            let mut inits = work.inits;
+            for (&(slot, captured), v) in work.captures.iter().zip(replies) {
+                let exit = &mut inits[slot as usize].exit;
+                *exit = (*exit).max(captured - v as i8);
+            }
+            let mut list = Vec::new();
+            for (slot, (cell, init)) in cells[range.clone()].iter().zip(&inits).enumerate() {
+                let (c, low_exit) = codes.initial(init.exit, init.open);
+                if let Some(e) = low_exit {
+                    list.push((slot as u16, e));
+                }
+                cell.store(c, Ordering::Relaxed);
+            }
+            progress.advance(range.len() as u64);
+            let c = range.start / layout.chunk;
+            // Once the lists outgrow the room they are dropped (the pass goes on: it is a
+            // collective), and the caller stops the tier.
+            *far[c].lock().unwrap_or_else(|e| e.into_inner()) = room.take(list.into_boxed_slice());
+        },
+        stats,
+    );
+    far.into_iter()
+        .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
         .collect()
 }

@@ -15,11 +15,10 @@ use std::path::PathBuf;
 
 use memmap2::Mmap;
 use oware_db::index::{IndexKind, TierIndex};
-use oware_db::table::Table;
 use oware_db::{Error, Position, MAX_SEEDS};
 
-use super::partition::{LocalScores, Partition};
-use crate::lower::LowerTiers;
+use super::LowerTiers;
+use crate::comm::{LocalScores, Partition};
 
 /// Where a rank holds its scores of one tier.
 enum Held {
@@ -151,31 +150,6 @@ impl LowerShare {
         }
     }
 
-    /// Reads this rank's range of tier `tier` from its table and keeps it.
-    ///
-    /// # Errors
-    /// As [`Table::read_range`]; [`Error::InvalidState`] if the table is of another tier.
-    pub fn load(&mut self, tier: u8, table: &Table) -> Result<(), Error> {
-        if table.tier() != tier {
-            return Err(Error::InvalidState(format!(
-                "{} is tier {}, not {tier}",
-                table.path().display(),
-                table.tier()
-            )));
-        }
-        let range = self.partition(tier).range(self.rank);
-        let mut scores = crate::hugepage::vec_of((range.end - range.start) as usize, |_| 0i8);
-        crate::dir::read::read_range_parallel(table, range.start, &mut scores)?;
-        table.release_pages();
-        self.insert(
-            tier,
-            LocalScores {
-                start: range.start,
-                scores,
-            },
-        )
-    }
-
     /// Drops this rank's scores of tier `tier` (if held), and its side copy.
     pub fn remove(&mut self, tier: u8) {
         if let Some(Held::Mapped(_)) = self.tiers[tier as usize].2.take() {
@@ -272,7 +246,7 @@ fn side_copy(path: &std::path::Path, scores: &[i8]) -> std::io::Result<Mmap> {
 #[cfg(test)]
 mod tests {
     use super::{LowerShare, Position};
-    use crate::distributed::partition::LocalScores;
+    use crate::comm::LocalScores;
 
     /// A share kept as side copies answers as one held in memory, before and after its pages
     /// are released, and removing a tier removes its file.

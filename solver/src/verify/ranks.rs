@@ -25,16 +25,14 @@ use oware_db::retro::ExitMoves;
 use oware_db::{Move, Outcome, Rules};
 use rayon::prelude::*;
 
-use super::arrays::agree_arrays;
-use super::comm::Comm;
-use super::lookup::{lookup_pass, Asks, Layout, LookupStats};
-use super::partition::{Partition, PartitionConfig};
-use super::share::LowerShare;
+use super::{code, encode_cells, pending_base, score_of, J, LISTED};
+use crate::comm::{agree_arrays, Comm, Partition, PartitionConfig};
 use crate::error::{AllocError, IntoIo};
 use crate::granule::LEVEL_GRANULE;
 use crate::hugepage::try_vec;
+use crate::lower::lookup::{lookup_pass, Asks, Layout, LookupStats};
+use crate::lower::share::LowerShare;
 use crate::progress::{Phase, Progress};
-use crate::verify::{code, encode_cells, pending_base, score_of, J, LISTED};
 
 /// Positions per rayon task (a multiple of 64 and of [`LEVEL_GRANULE`]).
 const CHUNK: usize = 1 << 14;
