@@ -51,4 +51,5 @@ pub use job::generate::{
     generate, DistributedStats, GenerateError, GenerateObserver, GenerateOptions, SolvedStats,
     TierDistances, TierReport,
 };
+pub use job::ranks::RankError;
 pub use progress::{NoProgress, Phase, Progress};

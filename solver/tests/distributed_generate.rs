@@ -7,7 +7,8 @@ use std::path::Path;
 use oware_db::Rules;
 use oware_solver::distributed::{Comm, LocalComm, ThreadComm};
 use oware_solver::{
-    generate, GenerateError, GenerateObserver, GenerateOptions, Phase, Progress, TierReport,
+    generate, GenerateError, GenerateObserver, GenerateOptions, Phase, Progress, RankError,
+    TierReport,
 };
 
 struct Silent;
@@ -120,7 +121,10 @@ fn a_failing_rank_stops_every_rank() {
     );
     for r in [0, 2] {
         assert!(
-            matches!(results[r], Err(GenerateError::RankFailed { rank: 1 })),
+            matches!(
+                results[r],
+                Err(GenerateError::Rank(RankError::Failed { rank: 1 }))
+            ),
             "rank {r}: {:?}",
             results[r]
         );
@@ -140,11 +144,20 @@ fn a_share_too_large_is_refused_with_the_figures() {
     let results = ThreadComm::run(2, |c| generate(c, &opts, &Silent).map(|_| ()));
     for (r, res) in results.iter().enumerate() {
         match res {
-            Err(e @ GenerateError::RankTooLarge { rank, ranks: 2, .. }) => {
+            Err(GenerateError::Rank(
+                e @ RankError::TooLarge {
+                    job: "generation",
+                    rank,
+                    ranks: 2,
+                    ..
+                },
+            )) => {
                 assert_eq!(*rank, r);
                 let msg = e.to_string();
                 assert!(
-                    msg.contains("on rank") && msg.contains("share of the lower tiers"),
+                    msg.starts_with("generation of tier ")
+                        && msg.contains(&format!("on rank {r} of 2"))
+                        && msg.contains("share of the lower tiers"),
                     "{msg}"
                 );
             }

@@ -16,7 +16,7 @@ use oware_solver::dir::CheckObserver;
 use oware_solver::distributed::{Comm, LocalComm, ThreadComm};
 use oware_solver::{
     generate, verify_deep, GenerateObserver, GenerateOptions, NoProgress, Phase, Progress,
-    TierReport, TierVerdict, VerifyError, VerifyObserver, VerifyOptions,
+    RankError, TierReport, TierVerdict, VerifyError, VerifyObserver, VerifyOptions,
 };
 
 struct Silent;
@@ -254,8 +254,9 @@ fn a_share_too_large_is_refused_with_the_rank_and_its_figures() {
     let results = ThreadComm::run(2, |c| verify_deep(c, &opts, &Silent));
     for (r, res) in results.iter().enumerate() {
         match res {
-            Err(
-                e @ VerifyError::RankTooLarge {
+            Err(VerifyError::Rank(
+                e @ RankError::TooLarge {
+                    job: "deep verification",
                     tier,
                     rank,
                     ranks: 2,
@@ -264,7 +265,7 @@ fn a_share_too_large_is_refused_with_the_rank_and_its_figures() {
                     lower,
                     available,
                 },
-            ) => {
+            )) => {
                 assert_eq!(*rank, r);
                 assert!(*tier <= 12);
                 assert_eq!(*available, 1 << 20);
@@ -279,10 +280,10 @@ fn a_share_too_large_is_refused_with_the_rank_and_its_figures() {
                 );
             }
             // A rank whose share fits stops with the first that does not.
-            Err(VerifyError::RankFailed { rank }) => {
+            Err(VerifyError::Rank(RankError::Failed { rank })) => {
                 assert!(matches!(
                     results[*rank],
-                    Err(VerifyError::RankTooLarge { .. })
+                    Err(VerifyError::Rank(RankError::TooLarge { .. }))
                 ));
             }
             other => panic!("rank {r}: {other:?}"),
@@ -290,5 +291,5 @@ fn a_share_too_large_is_refused_with_the_rank_and_its_figures() {
     }
     assert!(results
         .iter()
-        .any(|r| matches!(r, Err(VerifyError::RankTooLarge { .. }))));
+        .any(|r| matches!(r, Err(VerifyError::Rank(RankError::TooLarge { .. })))));
 }

@@ -52,7 +52,7 @@ fn run_mpi(
 ) -> anyhow::Result<ExitCode> {
     use anyhow::Context;
     use oware_solver::distributed::MpiComm;
-    use oware_solver::{GenerateError, LockError, VerifyError};
+    use oware_solver::{GenerateError, LockError, RankError, VerifyError};
     let comm = MpiComm::init().context("cannot initialise MPI (funneled threading)")?;
     super::common::start_workers(threads)?;
     match job(&comm) {
@@ -81,8 +81,8 @@ fn run_mpi(
                 e.downcast_ref::<GenerateError>(),
                 e.downcast_ref::<VerifyError>(),
             ) {
-                (Some(GenerateError::RankFailed { .. }), _)
-                | (_, Some(VerifyError::RankFailed { .. })) => true,
+                (Some(GenerateError::Rank(RankError::Failed { .. })), _)
+                | (_, Some(VerifyError::Rank(RankError::Failed { .. }))) => true,
                 (Some(GenerateError::Alloc(a)), _) | (_, Some(VerifyError::Alloc(a))) => {
                     a.failed_rank().is_some()
                 }

@@ -6,10 +6,12 @@ use std::collections::BTreeMap;
 
 use super::generate::error::GenerateError;
 use oware_db::table::Table;
+use thiserror::Error;
 
 use crate::comm::{Comm, LocalScores};
 use crate::dir::{DirLock, LockError, TableDir};
 use crate::lower::share::LowerShare;
+use crate::memory::human_bytes;
 
 /// Count of each score.
 pub(super) fn histogram(scores: &[i8]) -> BTreeMap<i8, u64> {
@@ -75,7 +77,7 @@ pub(crate) fn agree_flags(comm: &dyn Comm, flags: &[bool]) -> Vec<bool> {
 }
 
 /// `result` on every rank if it is `Ok` everywhere; otherwise its own error on a rank that
-/// failed and [`GenerateError::RankFailed`] on the others. A collective.
+/// failed and [`RankError::Failed`] on the others. A collective.
 pub(super) fn agree<T, E: Into<GenerateError>>(
     comm: &dyn Comm,
     result: Result<T, E>,
@@ -89,9 +91,9 @@ pub(super) fn agree<T, E: Into<GenerateError>>(
         Err(_) => u64::MAX - comm.rank() as u64,
     });
     match result {
-        Ok(_) if failed > 0 => Err(GenerateError::RankFailed {
+        Ok(_) if failed > 0 => Err(GenerateError::Rank(RankError::Failed {
             rank: (u64::MAX - failed) as usize,
-        }),
+        })),
         r => r,
     }
 }
@@ -191,4 +193,83 @@ pub(crate) fn load_share(
             scores,
         },
     )
+}
+
+/// Over several ranks, why a rank stops its job, the same for generation and deep
+/// verification: its part of a tier does not fit in its memory, or another rank failed.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum RankError {
+    /// This rank's part of a tier does not fit in its memory: its own arrays and exchange
+    /// buffers beside its share of the lower tiers.
+    #[error(
+        "{job} of tier {tier} needs {} of memory on rank {rank} of {ranks} ({} for this \
+         rank's part of the tier, {} for its share of the lower tiers) but only {} are \
+         available; nothing was written for it",
+        human_bytes(*needed),
+        human_bytes(*own),
+        human_bytes(*lower),
+        human_bytes(*available)
+    )]
+    TooLarge {
+        /// The job: `generation` or `deep verification`.
+        job: &'static str,
+        /// The tier.
+        tier: u8,
+        /// The rank that lacks memory (each rank that does reports itself).
+        rank: usize,
+        /// The ranks of the job.
+        ranks: usize,
+        /// Bytes needed on that rank.
+        needed: u64,
+        /// Of which its part of the tier: its cells or scores with their state, far exits'
+        /// room and exchange buffers.
+        own: u64,
+        /// Of which its share of the lower tiers.
+        lower: u64,
+        /// Bytes available on that rank.
+        available: u64,
+    },
+    /// Another rank failed (it reports its own error); this one stops with it.
+    #[error("rank {rank} failed")]
+    Failed {
+        /// The rank that failed (the lowest, if several did).
+        rank: usize,
+    },
+}
+
+/// Whether this rank's part of tier `tier` fits: `own` bytes of its own beside `held` of its
+/// share of the lower tiers, within `available`. Every rank checks its own; all stop if one
+/// does not fit, that rank with [`RankError::TooLarge`], the others with
+/// [`RankError::Failed`] naming the lowest such rank. A collective; `job` names the job in
+/// the message.
+pub(crate) fn check_rank_memory(
+    comm: &dyn Comm,
+    job: &'static str,
+    tier: u8,
+    own: u64,
+    held: u64,
+    available: u64,
+) -> Result<(), RankError> {
+    let rank = comm.rank();
+    let short = own + held > available;
+    let first_short = comm.all_reduce_max(if short { u64::MAX - rank as u64 } else { 0 });
+    if first_short == 0 {
+        return Ok(());
+    }
+    if short {
+        return Err(RankError::TooLarge {
+            job,
+            tier,
+            rank,
+            ranks: comm.size(),
+            needed: own + held,
+            own,
+            lower: held,
+            available,
+        });
+    }
+    Err(RankError::Failed {
+        rank: (u64::MAX - first_short) as usize,
+    })
 }

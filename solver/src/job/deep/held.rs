@@ -17,7 +17,7 @@ use crate::distance::{
     check_distances_windowed, DistanceError, DistanceSource, NO_DISTANCE,
 };
 use crate::job::place::Placement;
-use crate::job::ranks::tier_batch;
+use crate::job::ranks::{check_rank_memory, tier_batch};
 use crate::lower::share::LowerShare;
 use crate::lower::slice::{ScoreSource, TableSource};
 use crate::lower::LowerTiers;
@@ -203,26 +203,14 @@ impl Held {
             range.end - range.start
         };
         let held = share.bytes();
-        let short = own + held > common.available;
-        let rank = comm.rank();
-        let first_short = comm.all_reduce_max(if short { u64::MAX - rank as u64 } else { 0 });
-        if first_short == 0 {
-            return Ok(());
-        }
-        if short {
-            return Err(VerifyError::RankTooLarge {
-                tier: n,
-                rank,
-                ranks: comm.size(),
-                needed: own + held,
-                own,
-                lower: held,
-                available: common.available,
-            });
-        }
-        Err(VerifyError::RankFailed {
-            rank: (u64::MAX - first_short) as usize,
-        })
+        Ok(check_rank_memory(
+            comm,
+            "deep verification",
+            n,
+            own,
+            held,
+            common.available,
+        )?)
     }
 
     /// Reads this rank's scores of tier `n`: one process the whole table that rank 0

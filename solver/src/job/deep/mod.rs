@@ -24,7 +24,7 @@ use crate::comm::Comm;
 use crate::dir::check::{check_tiers, CheckObserver};
 use crate::dir::{Cancel, DirLock, TableDir};
 use crate::job::place::Placement;
-use crate::job::ranks::agree_flags;
+use crate::job::ranks::{agree_flags, RankError};
 use crate::memory::human_bytes;
 use crate::progress::Progress;
 use crate::verify::VerifyReport;
@@ -70,41 +70,10 @@ pub enum VerifyError {
         /// Bytes available.
         available: u64,
     },
-    /// Over several ranks, a rank's share of a tier does not fit in its memory: its scores,
-    /// verification state and exchange buffers, and its share of the lower tiers.
-    #[error(
-        "deep verification of tier {tier} needs {} of memory on rank {rank} of {ranks} ({} \
-         for this rank's range of the tier, with its verification state and exchange buffers \
-         when it is re-proved, {} for its share of the lower tiers) but only {} are available",
-        human_bytes(*needed),
-        human_bytes(*own),
-        human_bytes(*lower),
-        human_bytes(*available)
-    )]
-    RankTooLarge {
-        /// The tier.
-        tier: u8,
-        /// The rank that lacks memory (each rank that does reports itself).
-        rank: usize,
-        /// The ranks of the job.
-        ranks: usize,
-        /// Bytes needed on that rank.
-        needed: u64,
-        /// Of which its scores of the tier, with their verification state and exchange
-        /// buffers when the tier is re-proved.
-        own: u64,
-        /// Of which its share of the lower tiers.
-        lower: u64,
-        /// Bytes available on that rank.
-        available: u64,
-    },
-    /// Over several ranks, another rank lacks memory for a tier (it reports its own
-    /// [`VerifyError::RankTooLarge`]); this one stops with it.
-    #[error("rank {rank} failed")]
-    RankFailed {
-        /// The rank that failed (the lowest, if several did).
-        rank: usize,
-    },
+    /// Over several ranks, this rank's part of a tier does not fit in its memory, or
+    /// another rank failed.
+    #[error(transparent)]
+    Rank(#[from] RankError),
 }
 
 impl From<crate::error::SolveError> for VerifyError {
@@ -382,8 +351,9 @@ fn record(lock: &DirLock, n: u8, checksum: &str, distances: bool) -> Result<bool
 /// # Errors
 /// [`VerifyError::TooLarge`] when a tier of the range does not fit in the memory available
 /// on one process, even with its lower tiers in the smallest slices (checked before
-/// anything is read); over several ranks [`VerifyError::RankTooLarge`] on each rank whose
-/// share does not fit, with its figures, and [`VerifyError::RankFailed`] on the others,
+/// anything is read); over several ranks [`VerifyError::Rank`] with
+/// [`RankError::TooLarge`] on each rank whose share does not fit, with its figures, and
+/// [`RankError::Failed`] on the others,
 /// [`VerifyError::Db`] when the manifest or a slice of a lower tier cannot be read,
 /// [`VerifyError::Alloc`] when an array of the verifier cannot be allocated. Tiers that
 /// fail are not errors: they are in the report.

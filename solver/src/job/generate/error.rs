@@ -8,6 +8,7 @@ use thiserror::Error;
 
 use crate::dir::LockError;
 use crate::error::{AllocError, SolveError};
+use crate::job::ranks::RankError;
 use crate::memory::human_bytes;
 
 /// What can stop a generation.
@@ -80,34 +81,10 @@ pub enum GenerateError {
     /// Another process is writing the directory, or its lock cannot be taken.
     #[error(transparent)]
     Locked(#[from] LockError),
-    /// Over several ranks, a rank's share of a tier does not fit in its memory: its cells,
-    /// frontier and exchange buffers, and its share of the lower tiers.
-    #[error("tier {tier} needs {} of memory on rank {rank} of {ranks} ({positions} positions in all: {} for this rank's cells, frontier, far exits and exchange buffers, {} for its share of the lower tiers) but only {} are available; nothing was written for it", human_bytes(*needed), human_bytes(*own), human_bytes(*lower), human_bytes(*available))]
-    RankTooLarge {
-        /// The tier.
-        tier: u8,
-        /// The rank that lacks memory (the lowest such rank).
-        rank: usize,
-        /// The ranks of the job.
-        ranks: usize,
-        /// Positions of the tier.
-        positions: u64,
-        /// Bytes needed on that rank.
-        needed: u64,
-        /// Of which its cells, frontier, far exits' room and exchange buffers.
-        own: u64,
-        /// Of which its share of the lower tiers.
-        lower: u64,
-        /// Bytes available on that rank.
-        available: u64,
-    },
-    /// Over several ranks, another rank failed (it reports its own error); this one stops
-    /// with it.
-    #[error("rank {rank} failed")]
-    RankFailed {
-        /// The rank that failed (the lowest, if several did).
-        rank: usize,
-    },
+    /// Over several ranks, this rank's part of a tier does not fit in its memory, or
+    /// another rank failed.
+    #[error(transparent)]
+    Rank(#[from] RankError),
     /// A tier needs more disk than its directory's filesystem has free.
     #[error("tier {tier} needs {} of disk in {}, {} free; nothing was written for it", human_bytes(*needed), dir.display(), human_bytes(*free))]
     NoSpace {

@@ -19,7 +19,7 @@ use crate::dir::write_ranked::write_table_distributed;
 use crate::dir::TableDir;
 use crate::distance::NO_DISTANCE;
 use crate::job::place::Placement;
-use crate::job::ranks::{agree, load_share, tier_batch};
+use crate::job::ranks::{agree, check_rank_memory, load_share, tier_batch};
 use crate::lower::share::LowerShare;
 use crate::lower::slice::{cut_slices, TableSource, SLICE_ALIGN};
 use crate::lower::LowerTiers;
@@ -402,7 +402,7 @@ impl Held {
                 Ok((Solved::Whole(scores), SolvedStats::Single(stats), start))
             }
             Held::Ranks { share, config } => {
-                let (rank, ranks) = (comm.rank(), comm.size());
+                let ranks = comm.size();
                 let config = PartitionConfig {
                     batch: tier_batch(config.batch, positions, ranks),
                     ..*config
@@ -414,26 +414,7 @@ impl Held {
                 let own =
                     partition_memory(positions, ranks) + far_room + exchange_memory(config.batch);
                 let held = share.bytes();
-                let short = own + held > limit;
-                let first_short =
-                    comm.all_reduce_max(if short { u64::MAX - rank as u64 } else { 0 });
-                if first_short > 0 {
-                    if short {
-                        return Err(GenerateError::RankTooLarge {
-                            tier,
-                            rank,
-                            ranks,
-                            positions,
-                            needed: own + held,
-                            own,
-                            lower: held,
-                            available: limit,
-                        });
-                    }
-                    return Err(GenerateError::RankFailed {
-                        rank: (u64::MAX - first_short) as usize,
-                    });
-                }
+                check_rank_memory(comm, "generation", tier, own, held, limit)?;
                 // The far exits' lists stop the tier on every rank before the lists of one
                 // rank take more than its plan leaves them (the room kept for them and what
                 // the limit leaves over).

@@ -407,9 +407,10 @@ fn check_rules(
 /// # Errors
 /// [`GenerateError`] when the directory holds other rules, a tier does not fit in memory
 /// (by the plan, or because an allocation fails), its disk does not have room for it, or a
-/// file cannot be read or written; over several ranks also [`GenerateError::RankTooLarge`]
-/// when a rank's share does not fit its memory, and [`GenerateError::RankFailed`] on the
-/// ranks that stop because another failed. Tiers finished before the error stay recorded.
+/// file cannot be read or written; over several ranks also [`GenerateError::Rank`]: with
+/// [`RankError::TooLarge`](crate::RankError::TooLarge) when a rank's share does not fit its
+/// memory, and [`RankError::Failed`](crate::RankError::Failed) on the ranks that stop
+/// because another failed. Tiers finished before the error stay recorded.
 /// An error that one rank meets alone (an allocation, a file that only it reads) leaves the
 /// others waiting in their next collective call: the caller ends the job (under MPI,
 /// `MPI_Abort`).
