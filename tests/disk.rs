@@ -316,3 +316,83 @@ fn verified_on_a_full_disk(disk: &std::path::Path) {
         fill(&mut filler);
     }
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_disk_that_fills_while_distances_spill_stops_the_tier_cleanly() {
+    on_small_disk(
+        "a_disk_that_fills_while_distances_spill_stops_the_tier_cleanly",
+        "24m",
+        spill_on_a_disk_that_fills,
+    );
+}
+
+/// Generating tier 14 with its distances kept out of core (`OWARE_DISTANCE_WINDOW`: 34
+/// windows, one run of the propagation each) on a disk at `disk` that another process fills
+/// once the first window is written: the tier stops with one error naming the scratch file,
+/// the directory keeps its complete tiers and nothing else, and a second run, the disk
+/// freed, makes a tier 14 that deep verification proves, distances included.
+#[cfg(target_os = "linux")]
+fn spill_on_a_disk_that_fills(disk: &std::path::Path) {
+    use std::io::Write;
+    let d = disk.join("t");
+    let ds = d.to_str().unwrap();
+    ok(&["generate", "--quiet", "--dir", ds, "--max-seeds", "13"]);
+    let window = ("OWARE_DISTANCE_WINDOW", "131072");
+    let child = oware()
+        .args(["generate", "--quiet", "--dir", ds, "--max-seeds", "14"])
+        .env(window.0, window.1)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first window's distances in the scratch directory: the spill has begun.
+    let scratch = d.join(oware_solver::dir::SCRATCH_DIR);
+    let spilled = || {
+        std::fs::read_dir(&scratch).is_ok_and(|entries| {
+            entries.flatten().any(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("tier-14.distances-")
+            })
+        })
+    };
+    let start = std::time::Instant::now();
+    while !spilled() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(120),
+            "no window was spilled"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let filler = disk.join("filler");
+    let mut f = std::fs::File::create(&filler).unwrap();
+    for chunk in [65536, 4096, 512, 1] {
+        while f.write_all(&vec![0u8; chunk]).is_ok() {}
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].starts_with(&format!(
+            "error: generating into {ds}: tier 14: scratch file "
+        )) && lines[0].contains("No space left on device"),
+        "{err}"
+    );
+    assert_eq!(leftovers(&d), Vec::<String>::new());
+    assert!(!d.join("tier-14.owt").exists());
+    ok(&["verify", "--dir", ds, "-q"]);
+    // The disk freed, the tier is made again, and proved.
+    drop(f);
+    std::fs::remove_file(&filler).unwrap();
+    let out = oware()
+        .args(["generate", "--quiet", "--dir", ds, "--max-seeds", "14"])
+        .env(window.0, window.1)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(leftovers(&d), Vec::<String>::new());
+    ok(&["verify", "--deep", "--dir", ds, "--tiers", "14", "-q"]);
+}

@@ -108,6 +108,17 @@ pub enum GenerateError {
         /// The cause.
         source: std::io::Error,
     },
+    /// A scratch file of a tier's distances kept out of core could not be written or read
+    /// (a full disk, for one): the tier stops and its scratch files go.
+    #[error("tier {tier}: scratch file {}: {source}", path.display())]
+    Scratch {
+        /// The tier.
+        tier: u8,
+        /// The scratch file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
 }
 
 impl From<SolveError> for GenerateError {
@@ -115,8 +126,8 @@ impl From<SolveError> for GenerateError {
         match e {
             SolveError::Alloc(e) => GenerateError::Alloc(e),
             SolveError::Lower(e) => GenerateError::Db(e),
-            SolveError::Scratch { path, source, .. } => {
-                GenerateError::Db(oware_db::Error::io(&path, source))
+            SolveError::Scratch { tier, path, source } => {
+                GenerateError::Scratch { tier, path, source }
             }
         }
     }
