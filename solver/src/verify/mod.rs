@@ -208,6 +208,57 @@ pub(crate) fn score_of(b: u8, k: i16) -> i16 {
     }
 }
 
+/// What a child justified at level `k` did to its parent's cell ([`act_on_cell`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Acted {
+    /// The parent is justified now (its score is minus the child's): the caller acts on
+    /// its parents. Exactly one caller wins each.
+    Justified,
+    /// A `−k` child of a parent scoring `0..k`: the move to it is worth more than the
+    /// parent's score, which fails.
+    Fails,
+    /// Nothing changed.
+    Nothing,
+}
+
+/// The one transition of a parent's cell when a child justified at level `k` with score
+/// `vc` (`±k`) acts on it, in one process and on the ranks alike: a `−k` child justifies a
+/// `+k` parent not yet justified, and fails a parent scoring `0..k`; a `+k` child counts
+/// down a waiting `−k` parent, which its last child justifies.
+#[inline(always)]
+pub(crate) fn act_on_cell(cell: &AtomicU8, k: i16, vc: i16) -> Acted {
+    if vc < 0 {
+        // Most parents are not waiting for this child: a plain read sees it first.
+        let b = cell.load(Ordering::Relaxed);
+        if b == code(k) {
+            return if cell
+                .compare_exchange(b, b | J, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+            {
+                Acted::Justified
+            } else {
+                Acted::Nothing
+            };
+        } else if (0..k).contains(&score_of(b, k)) {
+            return Acted::Fails;
+        }
+        return Acted::Nothing;
+    }
+    let base = pending_base(k);
+    let mut b = cell.load(Ordering::Relaxed);
+    loop {
+        if b <= base || b > base + 6 {
+            return Acted::Nothing;
+        }
+        let new = if b == base + 1 { code(-k) | J } else { b - 1 };
+        match cell.compare_exchange_weak(b, new, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) if new & J != 0 => return Acted::Justified,
+            Ok(_) => return Acted::Nothing,
+            Err(x) => b = x,
+        }
+    }
+}
+
 /// Bit 7 of each byte of `w` (eight cells) that may be a pending code (below
 /// [`SCORE_CODES`], without `J`) or the code `own`, with or without `J`; clear for every
 /// other byte.
@@ -729,31 +780,13 @@ impl Ctx<'_> {
     /// `−vc`, and its parents are the caller's to act on: exactly one caller wins).
     #[inline]
     fn act(&self, k: i16, j: u64, vc: i16) -> bool {
-        let cell = &self.cells[j as usize];
-        if vc < 0 {
-            // Most parents are not waiting for this child: a plain read sees it first.
-            let b = cell.load(Ordering::Relaxed);
-            if b == code(k) {
-                return cell
-                    .compare_exchange(b, b | J, Ordering::Relaxed, Ordering::Relaxed)
-                    .is_ok();
-            } else if (0..k).contains(&score_of(b, k)) {
-                // The move to this child is worth `k`, more than the parent's score.
+        match act_on_cell(&self.cells[j as usize], k, vc) {
+            Acted::Justified => true,
+            Acted::Fails => {
                 Self::set(self.failed, j as usize);
+                false
             }
-            return false;
-        }
-        let base = pending_base(k);
-        let mut b = cell.load(Ordering::Relaxed);
-        loop {
-            if b <= base || b > base + 6 {
-                return false;
-            }
-            let new = if b == base + 1 { code(-k) | J } else { b - 1 };
-            match cell.compare_exchange_weak(b, new, Ordering::Relaxed, Ordering::Relaxed) {
-                Ok(_) => return new & J != 0,
-                Err(x) => b = x,
-            }
+            Acted::Nothing => false,
         }
     }
 

@@ -25,7 +25,7 @@ use oware_db::retro::ExitMoves;
 use oware_db::{Move, Outcome, Rules};
 use rayon::prelude::*;
 
-use super::{code, encode_cells, pending_base, score_of, J, LISTED};
+use super::{act_on_cell, code, encode_cells, pending_base, score_of, Acted, J, LISTED};
 use crate::comm::{agree_arrays, Comm, Partition, PartitionConfig};
 use crate::error::{AllocError, IntoIo};
 use crate::granule::LEVEL_GRANULE;
@@ -88,39 +88,19 @@ impl Ctx<'_> {
 
     /// A child justified at level `k` with score `vc` (`±k`) acts on the held parent `j`.
     /// Returns whether `j` entered the frontier.
+    /// The transition is the one-process verifier's ([`act_on_cell`]).
     #[inline]
     fn act(&self, k: i16, j: usize, vc: i16) -> bool {
-        let cell = &self.cells[j];
-        if vc < 0 {
-            let b = cell.load(Ordering::Relaxed);
-            let ok = b == code(k)
-                && cell
-                    .compare_exchange(b, b | J, Ordering::Relaxed, Ordering::Relaxed)
-                    .is_ok();
-            if ok {
+        match act_on_cell(&self.cells[j], k, vc) {
+            Acted::Justified => {
                 Self::set(self.bits, j);
-            } else {
-                self.fail_below(j, k, k);
+                true
             }
-            return ok;
-        }
-        let base = pending_base(k);
-        let mut b = cell.load(Ordering::Relaxed);
-        loop {
-            if b <= base || b > base + 6 {
-                return false;
+            Acted::Fails => {
+                Self::set(self.failed, j);
+                false
             }
-            let new = if b == base + 1 { code(-k) | J } else { b - 1 };
-            match cell.compare_exchange_weak(b, new, Ordering::Relaxed, Ordering::Relaxed) {
-                Ok(_) => {
-                    let marked = new & J != 0;
-                    if marked {
-                        Self::set(self.bits, j);
-                    }
-                    return marked;
-                }
-                Err(x) => b = x,
-            }
+            Acted::Nothing => false,
         }
     }
 
