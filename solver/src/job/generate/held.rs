@@ -300,7 +300,10 @@ impl Held {
             }
             Held::Ranks { share, .. } => {
                 if needed_later {
+                    // The side copy is a step an interrupt's cleanup waits for (`side_copy`).
+                    let writing = dir.cancel().writing();
                     let loaded = Table::open(&path).and_then(|t| load_share(share, tier, &t));
+                    drop(writing);
                     agree(comm, loaded)?;
                 }
                 Ok(())
@@ -494,7 +497,11 @@ impl Held {
             }
             (Held::Ranks { share, .. }, solved) => {
                 if needed_later {
-                    agree(comm, share.insert(tier, solved.into_local()))?;
+                    // The side copy is a step an interrupt's cleanup waits for (`side_copy`).
+                    let writing = dir.cancel().writing();
+                    let kept = share.insert(tier, solved.into_local());
+                    drop(writing);
+                    agree(comm, kept)?;
                 }
                 Ok(())
             }

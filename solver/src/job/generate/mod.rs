@@ -467,7 +467,8 @@ pub fn generate(
         scratch: held.scratch(),
         lock: lock.as_ref(),
     };
-    held.create_scratch()?;
+    // Each rank creates its own scratch directory: every rank stops if one cannot.
+    agree(comm, held.create_scratch())?;
     let mut reports = Vec::new();
     for tier in 0..=opts.max_seeds {
         let positions = written_entries(tier);
