@@ -205,11 +205,12 @@ pub enum RankError {
     #[error(
         "{job} of tier {tier} needs {} of memory on rank {rank} of {ranks} ({} for this \
          rank's part of the tier, {} for its share of the lower tiers) but only {} are \
-         available; nothing was written for it",
+         available{}",
         human_bytes(*needed),
         human_bytes(*own),
         human_bytes(*lower),
-        human_bytes(*available)
+        human_bytes(*available),
+        if *job == "generation" { "; nothing was written for it" } else { "" }
     )]
     TooLarge {
         /// The job: `generation` or `deep verification`.
