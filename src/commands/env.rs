@@ -101,6 +101,15 @@ pub struct Env {
     pub launched_by_mpi: bool,
 }
 
+/// What a variable's value should look like, for the message of one that is not text.
+fn hint_of(name: &str) -> &'static str {
+    match name {
+        MEMORY_LIMIT_VAR => "give a size such as 22G",
+        THREADS_VAR => "give a count of 1..=1024",
+        _ => "give a number",
+    }
+}
+
 /// Parses variable `name` of `var` with `parse` (which gives the reason a value is refused).
 fn parsed<T>(
     var: &impl Fn(&str) -> Option<std::ffi::OsString>,
@@ -114,7 +123,7 @@ fn parsed<T>(
             Ok(v) => parse(&v)
                 .map(Some)
                 .map_err(|why| format!("{name}={v}: {why}")),
-            Err(_) => Err(format!("{name} is not text")),
+            Err(_) => Err(format!("{name} is not text; {}", hint_of(name))),
         },
     }
 }
