@@ -21,7 +21,8 @@
 //!
 //! The source is grouped by stage: `solve/` (first pass, cells, levels, frontier), `verify/`
 //! (the independent verifier), `lower/` (the lower tiers, whole or in slices), `dir/` (the
-//! table directory), `job/` (the drivers), `distributed/` (the ranks).
+//! table directory), `job/` (the drivers), `comm/` (the communicators and the split of a
+//! tier over ranks, below the engines); `distributed` re-exports the cluster path's items.
 
 #![warn(missing_docs)]
 

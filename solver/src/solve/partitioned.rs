@@ -275,8 +275,8 @@ struct ChunkWork {
 }
 
 /// Writes the first cells of the positions `start..start + cells.len()` of tier `index`
-/// (this rank's range), asking every capture of the owner of its child (see the module
-/// documentation). A collective: every rank calls it. Returns the far exits per `chunk`.
+/// (this rank's range), asking every capture of the owner of its child, in the rounds of
+/// `lower/lookup.rs`. A collective: every rank calls it. Returns the far exits per `chunk`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn first_cells_shared(
     comm: &dyn Comm,
