@@ -18,6 +18,35 @@ use oware_db::index::{IndexKind, TierIndex};
 use oware_db::retro::{rank_of_child, ChildRanker};
 use oware_db::Position;
 
+/// Writes `scores` to `path` as a side copy (through a temporary file, renamed; not synced,
+/// since a side copy does not outlive the run) and maps it: one process's lower tiers
+/// ([`LowerTiers::push_mapped`]) and a rank's share (`share.rs`).
+fn side_copy(path: &Path, scores: &[i8]) -> std::io::Result<Mmap> {
+    let tmp = path.with_extension("tmp");
+    {
+        let mut f = File::create(&tmp)?;
+        // SAFETY: reinterpreting `i8` as `u8`: same size, alignment and validity.
+        let bytes =
+            unsafe { std::slice::from_raw_parts(scores.as_ptr().cast::<u8>(), scores.len()) };
+        f.write_all(bytes)?;
+    }
+    std::fs::rename(&tmp, path)?;
+    let file = File::open(path)?;
+    // SAFETY: the file was just written by this process in a scratch directory of its own;
+    // nothing truncates or rewrites it while it is mapped. Should another process do so
+    // anyway, reads may see other bytes or fault, as for any mapping.
+    let map = unsafe { Mmap::map(&file)? };
+    if map.len() != scores.len() {
+        return Err(std::io::Error::other(format!(
+            "{}: mapped {} bytes, wrote {}",
+            path.display(),
+            map.len(),
+            scores.len()
+        )));
+    }
+    Ok(map)
+}
+
 /// Where a tier's scores live.
 enum Scores {
     Memory(Arc<[i8]>),
@@ -26,6 +55,25 @@ enum Scores {
 }
 
 impl Scores {
+    /// Releases the pages of a side copy from the process's resident set: they are read
+    /// again from the file, unchanged, on the next access. Nothing for scores in memory.
+    fn release_pages(&self) {
+        if let Scores::Mapped(m) = self {
+            #[cfg(unix)]
+            {
+                // SAFETY: `MADV_DONTNEED` on a read-only shared mapping of a file
+                // (`Mmap::map`: `MAP_SHARED`, `PROT_READ`) only unmaps its pages from this
+                // process; the next access reads the same bytes of the file again, so no
+                // byte under a live reference changes (a private or anonymous mapping would
+                // come back zeroed; this one cannot). A side copy is not modified while
+                // mapped (see `side_copy`).
+                let _ = unsafe { m.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+            }
+            #[cfg(not(unix))]
+            let _ = m;
+        }
+    }
+
     #[inline]
     fn as_slice(&self) -> &[i8] {
         match self {
@@ -86,30 +134,8 @@ impl LowerTiers {
     /// If `scores` does not have the size of that tier.
     pub fn push_mapped(&mut self, path: &Path, scores: &[i8]) -> std::io::Result<()> {
         let index = self.next_index(scores.len() as u64);
-        let tmp = path.with_extension("tmp");
-        {
-            let mut f = File::create(&tmp)?;
-            // SAFETY: reinterpreting `i8` as `u8`: same size, alignment and validity.
-            let bytes =
-                unsafe { std::slice::from_raw_parts(scores.as_ptr().cast::<u8>(), scores.len()) };
-            // Not synced: side copies are scratch, rebuilt on every run of `generate`.
-            f.write_all(bytes)?;
-        }
-        std::fs::rename(&tmp, path)?;
-        let file = File::open(path)?;
-        // SAFETY: the file was just written by this process and is private to the generation
-        // (a scratch directory); nothing truncates or rewrites it while it is mapped. Should
-        // another process do so anyway, reads may see other bytes or fault, as for any mapping.
-        let map = unsafe { Mmap::map(&file)? };
-        if map.len() != scores.len() {
-            return Err(std::io::Error::other(format!(
-                "{}: mapped {} bytes, wrote {}",
-                path.display(),
-                map.len(),
-                scores.len()
-            )));
-        }
-        self.tiers.push((index, Scores::Mapped(map)));
+        self.tiers
+            .push((index, Scores::Mapped(side_copy(path, scores)?)));
         Ok(())
     }
 
@@ -138,20 +164,7 @@ impl LowerTiers {
     /// without them (in slices) while they are kept for a later one.
     pub(crate) fn release_pages(&self) {
         for (_, s) in &self.tiers {
-            if let Scores::Mapped(m) = s {
-                #[cfg(unix)]
-                {
-                    // SAFETY: `MADV_DONTNEED` on a read-only shared mapping of a file
-                    // (`Mmap::map`: `MAP_SHARED`, `PROT_READ`) only unmaps its pages from this
-                    // process; the next access reads the same bytes of the file again, so no
-                    // byte under a live reference changes (a private or anonymous mapping
-                    // would come back zeroed; this one cannot). The side copy is not modified
-                    // while mapped (see `push_mapped`).
-                    let _ = unsafe { m.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
-                }
-                #[cfg(not(unix))]
-                let _ = m;
-            }
+            s.release_pages();
         }
     }
 

@@ -13,32 +13,11 @@
 
 use std::path::PathBuf;
 
-use memmap2::Mmap;
 use oware_db::index::{IndexKind, TierIndex};
 use oware_db::{Error, Position, MAX_SEEDS};
 
-use super::LowerTiers;
+use super::{side_copy, LowerTiers, Scores};
 use crate::comm::{LocalScores, Partition};
-
-/// Where a rank holds its scores of one tier.
-enum Held {
-    Memory(Vec<i8>),
-    Mapped(Mmap),
-}
-
-impl Held {
-    #[inline]
-    fn as_slice(&self) -> &[i8] {
-        match self {
-            Held::Memory(s) => s,
-            // SAFETY: `i8` and `u8` have the same size, alignment and validity; the slice
-            // borrows the mapping, which lives as long as `self`.
-            Held::Mapped(m) => unsafe {
-                std::slice::from_raw_parts(m.as_ptr().cast::<i8>(), m.len())
-            },
-        }
-    }
-}
 
 /// The bit where a look-up word holds the tier (indices are below 2^40 in every tier).
 const TIER_SHIFT: u32 = 42;
@@ -47,7 +26,7 @@ const TIER_SHIFT: u32 = 42;
 pub struct LowerShare {
     rank: usize,
     /// By tier: the tier's index, its split over the ranks, and this rank's scores if held.
-    tiers: Vec<(TierIndex, Partition, Option<Held>)>,
+    tiers: Vec<(TierIndex, Partition, Option<Scores>)>,
     /// Where the side copies go; `None`: the scores are held in memory.
     scratch: Option<PathBuf>,
 }
@@ -122,9 +101,9 @@ impl LowerShare {
         *held = Some(match &self.scratch {
             Some(dir) if !local.scores.is_empty() => {
                 let path = dir.join(format!("tier-{tier:02}.share"));
-                Held::Mapped(side_copy(&path, &local.scores).map_err(|e| Error::io(&path, e))?)
+                Scores::Mapped(side_copy(&path, &local.scores).map_err(|e| Error::io(&path, e))?)
             }
-            _ => Held::Memory(local.scores),
+            _ => Scores::Owned(local.scores),
         });
         Ok(())
     }
@@ -133,26 +112,14 @@ impl LowerShare {
     /// pass has read its captures): they are read again, unchanged, from the page cache or
     /// the file on the next access. Nothing for scores held in memory.
     pub fn release_pages(&self) {
-        for (_, _, held) in &self.tiers {
-            if let Some(Held::Mapped(m)) = held {
-                #[cfg(unix)]
-                {
-                    // SAFETY: `MADV_DONTNEED` on a read-only shared mapping of a file
-                    // (`Mmap::map`: `MAP_SHARED`, `PROT_READ`) only unmaps its pages from this
-                    // process; the next access reads the same bytes of the file again, so no
-                    // byte under a live reference changes. The side copy is not modified while
-                    // mapped (see `side_copy`).
-                    let _ = unsafe { m.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
-                }
-                #[cfg(not(unix))]
-                let _ = m;
-            }
+        for held in self.tiers.iter().filter_map(|(_, _, held)| held.as_ref()) {
+            held.release_pages();
         }
     }
 
     /// Drops this rank's scores of tier `tier` (if held), and its side copy.
     pub fn remove(&mut self, tier: u8) {
-        if let Some(Held::Mapped(_)) = self.tiers[tier as usize].2.take() {
+        if let Some(Scores::Mapped(_)) = self.tiers[tier as usize].2.take() {
             if let Some(dir) = &self.scratch {
                 let _ = std::fs::remove_file(dir.join(format!("tier-{tier:02}.share")));
             }
@@ -209,38 +176,10 @@ impl LowerShare {
             }
             let range = share.partition(t).range(rank);
             let scores = lower.tier(t)[range.start as usize..range.end as usize].to_vec();
-            share.tiers[t as usize].2 = Some(Held::Memory(scores));
+            share.tiers[t as usize].2 = Some(Scores::Owned(scores));
         }
         share
     }
-}
-
-/// Writes `scores` to `path` (through a temporary file, renamed; not synced, since a side
-/// copy does not outlive the run) and maps it.
-fn side_copy(path: &std::path::Path, scores: &[i8]) -> std::io::Result<Mmap> {
-    use std::io::Write;
-    let tmp = path.with_extension("tmp");
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        // SAFETY: reinterpreting `i8` as `u8`: same size, alignment and validity.
-        let bytes =
-            unsafe { std::slice::from_raw_parts(scores.as_ptr().cast::<u8>(), scores.len()) };
-        f.write_all(bytes)?;
-    }
-    std::fs::rename(&tmp, path)?;
-    let file = std::fs::File::open(path)?;
-    // SAFETY: the file was just written by this rank in its own scratch directory; nothing
-    // truncates or rewrites it while it is mapped. Should another process do so anyway, reads
-    // may see other bytes or fault, as for any mapping.
-    let map = unsafe { Mmap::map(&file)? };
-    if map.len() != scores.len() {
-        return Err(std::io::Error::other(format!(
-            "mapped {} bytes, wrote {}",
-            map.len(),
-            scores.len()
-        )));
-    }
-    Ok(map)
 }
 
 #[cfg(test)]
