@@ -1,6 +1,6 @@
-//! `generate` over simulated ranks writes the same tables as a single process, each
-//! rank holding only its share of every tier, and resumes per tier like it; a rank that
-//! fails stops every rank with an error.
+//! `generate` over simulated ranks writes the same tables as a single process, score and
+//! distance tables, each rank holding only its share of every tier, and resumes per tier
+//! like it; a rank that fails stops every rank with an error.
 
 use std::path::Path;
 
@@ -32,9 +32,13 @@ fn options(dir: &Path, rules: &str, max: u8) -> GenerateOptions {
     }
 }
 
-fn tables(dir: &Path, max: u8) -> Vec<Vec<u8>> {
+/// Every tier's score table and distance table.
+fn tables(dir: &Path, max: u8) -> Vec<(Vec<u8>, Vec<u8>)> {
     (0..=max)
-        .map(|n| std::fs::read(dir.join(format!("tier-{n:02}.owt"))).unwrap())
+        .map(|n| {
+            let read = |ext: &str| std::fs::read(dir.join(format!("tier-{n:02}.{ext}"))).unwrap();
+            (read("owt"), read("owd"))
+        })
         .collect()
 }
 

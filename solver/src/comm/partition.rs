@@ -15,9 +15,17 @@ pub struct Partition {
     ranks: u64,
 }
 
-/// The entries a [`Partition`] aligns its ranges to: a block of the tables
+/// The entries a [`Partition`] aligns its ranges to: a block of the distance tables
+/// ([`WriteOptions::DEFAULT_DISTANCE_BLOCK_ENTRIES`](oware_db::write::WriteOptions::DEFAULT_DISTANCE_BLOCK_ENTRIES)),
+/// a whole number of blocks of the score tables
 /// ([`WriteOptions::DEFAULT_BLOCK_ENTRIES`](oware_db::write::WriteOptions::DEFAULT_BLOCK_ENTRIES)).
-pub const PARTITION_ALIGN: u64 = oware_db::write::WriteOptions::DEFAULT_BLOCK_ENTRIES as u64;
+pub const PARTITION_ALIGN: u64 =
+    oware_db::write::WriteOptions::DEFAULT_DISTANCE_BLOCK_ENTRIES as u64;
+
+const _: () = assert!(
+    PARTITION_ALIGN % oware_db::write::WriteOptions::DEFAULT_BLOCK_ENTRIES as u64 == 0,
+    "a rank's range is whole blocks of the score tables"
+);
 
 impl Partition {
     /// The split of `size` indices over `ranks` ranks.

@@ -37,40 +37,114 @@ pub fn write_table_distributed(
     opts: &WriteOptions,
     batch_blocks: usize,
 ) -> Result<Option<WrittenTable>, Error> {
-    let (me, ranks) = (comm.rank(), comm.size());
-    let size = oware_db::index::tier_size(tier, IndexKind::Reachable);
-    let part = Partition::new(size, ranks);
-    let be = u64::from(opts.block_entries);
-    let blocks_of = |r: usize| {
-        let range = part.range(r);
-        (range.start / be) as usize..range.end.div_ceil(be) as usize
-    };
-    let mine = (|| {
-        if be != PARTITION_ALIGN {
-            return Err(Error::InvalidState(format!(
-                "tables of {be} entries a block, the ranks' ranges are blocks of {PARTITION_ALIGN}"
-            )));
-        }
-        let range = part.range(me);
-        if local.start != range.start || local.scores.len() as u64 != range.end - range.start {
-            return Err(Error::InvalidState(format!(
-                "tier {tier}: rank {me} owns {}..{}, {} scores from {} given",
-                range.start,
-                range.end,
-                local.scores.len(),
-                local.start
-            )));
-        }
+    let part = Partition::new(tier_size(tier), comm.size());
+    let mine = check_share(comm, tier, local, opts, None).and_then(|first| {
         TableEncoder::for_blocks(
             dir.path(),
             rules,
             tier,
             IndexKind::Reachable,
-            blocks_of(me).start,
+            first,
             &local.scores,
             opts,
         )
-    })();
+    });
+    write_encoded(comm, dir, part, opts, mine, batch_blocks)
+}
+
+/// The distance table of tier `tier` from the ranks' distances (rank `r` holding those of
+/// its range of the tier's [`Partition`], `distances`, beside its scores `local`), written
+/// by rank 0 as [`write_table_distributed`] writes the scores: the file is byte for byte the
+/// one [`write_distances_parallel`](crate::dir::write::write_distances_parallel) writes from
+/// the whole tier.
+///
+/// # Errors
+/// As [`write_table_distributed`]; [`Error::InvalidState`] when `distances` is not as long
+/// as `local`, or a distance does not go with its score.
+pub fn write_distances_distributed(
+    comm: &dyn Comm,
+    dir: &TableDir,
+    rules: &Rules,
+    tier: u8,
+    local: &LocalScores,
+    distances: &[u8],
+    batch_blocks: usize,
+) -> Result<Option<WrittenTable>, Error> {
+    let part = Partition::new(tier_size(tier), comm.size());
+    let opts = WriteOptions::distances();
+    let mine = check_share(comm, tier, local, &opts, Some(distances.len())).and_then(|first| {
+        TableEncoder::for_distance_blocks(
+            dir.path(),
+            rules,
+            tier,
+            first,
+            distances,
+            &local.scores,
+            &opts,
+        )
+    });
+    write_encoded(comm, dir, part, &opts, mine, batch_blocks)
+}
+
+/// The first block of this rank's share `local` of tier `tier` in a table of `opts`, once
+/// it is checked to be this rank's range of whole blocks (and `held` entries, if given, as
+/// many as its scores).
+fn check_share(
+    comm: &dyn Comm,
+    tier: u8,
+    local: &LocalScores,
+    opts: &WriteOptions,
+    held: Option<usize>,
+) -> Result<usize, Error> {
+    let me = comm.rank();
+    let part = Partition::new(tier_size(tier), comm.size());
+    let be = u64::from(opts.block_entries);
+    if be == 0 || PARTITION_ALIGN % be != 0 {
+        return Err(Error::InvalidState(format!(
+            "tables of {be} entries a block, the ranks' ranges are blocks of {PARTITION_ALIGN}"
+        )));
+    }
+    let range = part.range(me);
+    if local.start != range.start || local.scores.len() as u64 != range.end - range.start {
+        return Err(Error::InvalidState(format!(
+            "tier {tier}: rank {me} owns {}..{}, {} scores from {} given",
+            range.start,
+            range.end,
+            local.scores.len(),
+            local.start
+        )));
+    }
+    if let Some(n) = held.filter(|&n| n != local.scores.len()) {
+        return Err(Error::InvalidState(format!(
+            "tier {tier}: rank {me} holds {n} distances for {} scores",
+            local.scores.len()
+        )));
+    }
+    Ok((range.start / be) as usize)
+}
+
+/// The positions of tier `tier`.
+fn tier_size(tier: u8) -> u64 {
+    oware_db::index::tier_size(tier, IndexKind::Reachable)
+}
+
+/// Counts (over every rank) and encodes the blocks of each rank's `mine`, the encoder of
+/// its range of `part` in a table of `opts`, and writes the file on rank 0, receiving the
+/// other ranks' blocks `batch_blocks` at a time. A collective.
+fn write_encoded(
+    comm: &dyn Comm,
+    dir: &TableDir,
+    part: Partition,
+    opts: &WriteOptions,
+    mine: Result<TableEncoder<'_>, Error>,
+    batch_blocks: usize,
+) -> Result<Option<WrittenTable>, Error> {
+    let (me, ranks) = (comm.rank(), comm.size());
+    let be = u64::from(opts.block_entries).max(1);
+    let blocks_of = |r: usize| {
+        let range = part.range(r);
+        (range.start / be) as usize..range.end.div_ceil(be) as usize
+    };
     let mut encoder = agree(comm, mine)?;
     if encoder.needs_counts() {
         let counts = agree(comm, count_blocks(&encoder))?;

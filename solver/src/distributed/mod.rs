@@ -16,7 +16,7 @@ pub use crate::comm::MpiComm;
 pub use crate::comm::{
     Comm, LocalComm, LocalScores, Partition, PartitionConfig, ThreadComm, PARTITION_ALIGN,
 };
-pub use crate::dir::write_ranked::write_table_distributed;
+pub use crate::dir::write_ranked::{write_distances_distributed, write_table_distributed};
 pub use crate::lower::share::LowerShare;
 pub use crate::solve::partitioned::{
     all_gather_scores, gather_scores, solve_tier_local, solve_tier_partitioned, PartitionStats,

@@ -55,6 +55,7 @@ use oware_db::retro::Unranker;
 use oware_db::{Position, Rules};
 use rayon::prelude::*;
 
+use crate::distance::DistanceError;
 use crate::error::{AllocError, IntoIo, SolveError};
 use crate::granule::{DIRTY, LEVEL_GRANULE};
 use crate::hugepage::try_vec;
@@ -165,6 +166,27 @@ impl TierScores {
                 bytes.capacity(),
             )
         }
+    }
+
+    /// The scores as [`TierScores::into_vec`] gives them, and the distances, as
+    /// [`TierScores::distances`] does but owned (the pages of each released as they are
+    /// copied), when they were held in memory.
+    pub(crate) fn into_parts(self) -> (Vec<i8>, Option<Result<Vec<u8>, DistanceError>>) {
+        let tier = self.tier;
+        let distances = match self.distances {
+            None | Some(TierDistances::Spilled(_)) => None,
+            Some(TierDistances::Found(d)) => Some(Ok(d.into_bytes())),
+            Some(TierDistances::TooFar) => Some(Err(DistanceError::TooFar {
+                tier,
+                max: crate::tier::MAX_DISTANCE,
+            })),
+        };
+        let scores = TierScores {
+            cells: self.cells,
+            distances: None,
+            tier,
+        };
+        (scores.into_vec(), distances)
     }
 
     /// The scores as an owned vector (one copy).
@@ -901,13 +923,18 @@ pub(crate) fn solve_placed(
 
     // Levels.
     progress.start(Phase::Propagate, size as u64);
-    if tuning.distances && place.outbox().is_none() {
+    if tuning.distances {
         let distances = match tuning.spill {
             Some(spill) if spill::windows(size as u64, &spill).len() > 1 => {
+                debug_assert!(place.ranked().is_none(), "distances out of core over ranks");
                 solve_in_windows(&ctx, progress, &mut stats, &spill)?
             }
             _ => {
-                let found = solve_in_rounds(&ctx, progress, &mut stats, 0..size as u64)?;
+                let over = place.ranked().map(|ranks| rounds::Over {
+                    ranks,
+                    exchanged: &mut exchanged,
+                });
+                let found = solve_in_rounds(&ctx, progress, &mut stats, 0..size as u64, over)?;
                 stats.distance_runs = 1;
                 match found {
                     Some(mut dist) => {
@@ -965,12 +992,14 @@ fn sweeps(ctx: &Ctx<'_>, k: i8, progress: &dyn Progress) -> u64 {
 
 /// The levels decided in rounds (`rounds.rs`), keeping the distances plus one of the
 /// positions of `window` (`None` if some distance is too long for a byte), with the seconds
-/// and rounds in `stats`.
+/// and rounds in `stats`. Over the ranks of `over`, the window is this rank's range, and
+/// every rank learns whether some distance is too long.
 fn solve_in_rounds(
     ctx: &Ctx<'_>,
     progress: &dyn Progress,
     stats: &mut SolveStats,
     window: std::ops::Range<u64>,
+    mut over: Option<rounds::Over<'_, '_>>,
 ) -> Result<Option<AtomicBuf<AtomicU8>>, AllocError> {
     let size = ctx.cells.len();
     let n = ctx.n;
@@ -992,13 +1021,14 @@ fn solve_in_rounds(
     let t = Instant::now();
     let mut total = 0;
     for k in (1..=n as i8).rev() {
-        let (taken, r) = rounds::level_in_rounds(ctx, &rounds, k);
+        let (taken, r) = rounds::level_in_rounds(ctx, &rounds, k, over.as_mut());
         progress.advance(taken);
         total += r;
     }
     stats.distance_rounds = total;
     stats.sweep_seconds += t.elapsed().as_secs_f64();
-    if rounds.too_far.load(Ordering::Relaxed) {
+    let too_far = u64::from(rounds.too_far.load(Ordering::Relaxed));
+    if over.map_or(too_far, |o| o.ranks.max(too_far)) > 0 {
         return Ok(None);
     }
     Ok(Some(dist))
@@ -1022,7 +1052,7 @@ fn solve_in_windows(
         if w > 0 {
             snapshot.restore(ctx.cells, ctx.levels)?;
         }
-        let Some(mut dist) = solve_in_rounds(ctx, progress, stats, window.clone())? else {
+        let Some(mut dist) = solve_in_rounds(ctx, progress, stats, window.clone(), None)? else {
             return Ok(TierDistances::TooFar);
         };
         let len = dist.len();

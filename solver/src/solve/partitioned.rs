@@ -20,6 +20,7 @@ use super::first_pass::Initial;
 use super::ranks::Place;
 use super::{first_pass_whole, set_level_masks, solve_placed, FarRoom, Tuning, CHUNK};
 use crate::comm::{lowest_rank_where, Comm, LocalScores, PartitionConfig};
+use crate::distance::DistanceError;
 use crate::error::{AllocError, SolveError};
 use crate::lower::lookup::{lookup_pass, Asks, Layout, LookupStats};
 use crate::lower::share::LowerShare;
@@ -61,6 +62,9 @@ pub struct PartitionStats {
     pub propagate_seconds: f64,
     /// Seconds inside collective calls during propagation (transfer and waiting).
     pub comm_seconds: f64,
+    /// Rounds over all levels when the levels were decided in rounds for the distances
+    /// (the same on every rank); 0 otherwise.
+    pub distance_rounds: u64,
     /// Capture look-ups sent to other ranks (partitioned lower tiers only).
     pub lookups_remote: u64,
     /// Capture look-ups this rank answered for itself (partitioned lower tiers only).
@@ -116,21 +120,35 @@ pub fn solve_tier_local<'a>(
     config: &PartitionConfig,
 ) -> Result<(LocalScores, PartitionStats), AllocError> {
     assert!(config.batch > 0, "batch must be positive");
-    solve_tier_ranked(comm, rules, n, lower.into(), progress, config)
+    solve_tier_ranked(comm, rules, n, lower.into(), progress, config, false)
+        .map(|r| (r.scores, r.stats))
+}
+
+/// What a rank solved of a tier ([`solve_tier_ranked`]).
+pub(crate) struct RankSolved {
+    /// Its scores.
+    pub scores: LocalScores,
+    /// The distances of the same positions, one byte each as a distance table stores them,
+    /// when asked for; an error on every rank when one rank met a distance too long.
+    pub distances: Option<Result<Vec<u8>, DistanceError>>,
+    /// Its counts and timings.
+    pub stats: PartitionStats,
 }
 
 /// This rank's part of tier `n` over the ranks of `comm`
 /// ([`solve_tier_local`]): the arrays of its range,
 /// the exits from `lower` (whole on every rank, or each rank's share, asked of the others),
-/// then the levels, each ended by exchanges.
-fn solve_tier_ranked(
+/// then the levels, each ended by exchanges; with `distances`, the levels decided in rounds,
+/// each ended by exchanges, and the distances of its range kept.
+pub(crate) fn solve_tier_ranked(
     comm: &dyn Comm,
     rules: &oware_db::Rules,
     n: u8,
     lower: RankLower<'_>,
     progress: &dyn Progress,
     config: &PartitionConfig,
-) -> Result<(LocalScores, PartitionStats), AllocError> {
+    distances: bool,
+) -> Result<RankSolved, AllocError> {
     let size = TierIndex::new(n, IndexKind::Reachable).size();
     let place = Place::rank(comm, size, config.batch);
     assert!(
@@ -140,6 +158,7 @@ fn solve_tier_ranked(
     );
     let tuning = Tuning {
         exact_exits: config.exact_exits,
+        distances,
         ..Tuning::default()
     };
     let (start, local) = (place.start, place.len as u64);
@@ -211,19 +230,19 @@ fn solve_tier_ranked(
         init_seconds: stats.init_seconds,
         propagate_seconds: stats.scan_seconds + stats.sweep_seconds,
         comm_seconds: exchanged.comm_seconds,
+        distance_rounds: stats.distance_rounds,
         lookups_remote: lookups.remote,
         lookups_local: lookups.local,
         lookup_bytes_sent: lookups.bytes_sent,
         lookup_exchanges: lookups.exchanges,
         lookup_comm_seconds: lookups.comm_seconds,
     };
-    Ok((
-        LocalScores {
-            start,
-            scores: scores.into_vec(),
-        },
+    let (scores, distances) = scores.into_parts();
+    Ok(RankSolved {
+        scores: LocalScores { start, scores },
+        distances,
         stats,
-    ))
+    })
 }
 
 /// Solves tier `n` over the ranks of `comm` with the default [`PartitionConfig`] and

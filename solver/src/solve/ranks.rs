@@ -29,10 +29,10 @@ use crate::progress::Progress;
 const QUEUED: usize = 1024;
 
 /// Received updates per parallel work item.
-const APPLY_CHUNK: usize = 1 << 12;
+pub(super) const APPLY_CHUNK: usize = 1 << 12;
 
 /// How many received updates ahead a cell is prefetched.
-const PREFETCH_AHEAD: usize = 32;
+pub(super) const PREFETCH_AHEAD: usize = 32;
 
 /// Where a tier is solved: the whole of it in this process, or one rank's range.
 pub(crate) struct Place<'a> {
@@ -228,51 +228,70 @@ impl Ranks<'_> {
         exchanged: &mut Exchanged,
         sweeps_made: &mut u64,
     ) {
-        let me = self.comm.rank();
-        loop {
-            // Marks left by sweeps that stopped on a full outbox.
-            let local = ctx.marked.load(Ordering::Relaxed);
-            let buckets = self.outbox.drain();
-            let longest = buckets.iter().map(Vec::len).max().unwrap_or(0);
-            let need = (longest.div_ceil(self.per_dest) as u64).max(u64::from(local));
-            let t = Instant::now();
-            let subrounds = self.comm.all_reduce_max(need);
-            exchanged.comm_seconds += t.elapsed().as_secs_f64();
-            if subrounds == 0 {
-                return;
-            }
-            exchanged.rounds += 1;
-            exchanged.updates += buckets
-                .iter()
-                .enumerate()
-                .filter(|&(d, _)| d != me)
-                .map(|(_, b)| b.len() as u64)
-                .sum::<u64>();
-            let mut buckets = buckets;
-            for s in 0..subrounds as usize {
-                let out: Vec<Vec<u64>> = if subrounds == 1 {
-                    std::mem::take(&mut buckets)
-                } else {
-                    buckets
-                        .iter()
-                        .map(|b| {
-                            let lo = (s * self.per_dest).min(b.len());
-                            let hi = (lo + self.per_dest).min(b.len());
-                            b[lo..hi].to_vec()
-                        })
-                        .collect()
-                };
-                let t = Instant::now();
-                let got = self.comm.exchange(out);
-                exchanged.comm_seconds += t.elapsed().as_secs_f64();
-                exchanged.exchanges += 1;
-                for updates in &got {
-                    exchanged.received += updates.len() as u64;
-                    progress.advance(apply_received(ctx, k, updates));
-                }
-            }
+        // Marks left by sweeps that stopped on a full outbox are work left.
+        while self.exchange(ctx.marked.load(Ordering::Relaxed), exchanged, |updates| {
+            progress.advance(apply_received(ctx, k, updates));
+        }) {
             *sweeps_made += sweeps(ctx, k, progress);
         }
+    }
+
+    /// One exchange: the queued updates sent, in as many sub-rounds as the largest bucket
+    /// of any rank needs, and those received handed to `apply` as they arrive. Returns
+    /// `false`, having exchanged nothing, when no rank had an update queued or, as `more`
+    /// says of this one, work left. Every rank calls it; the counts go to `exchanged`.
+    pub(super) fn exchange(
+        &self,
+        more: bool,
+        exchanged: &mut Exchanged,
+        mut apply: impl FnMut(&[u64]),
+    ) -> bool {
+        let me = self.comm.rank();
+        let buckets = self.outbox.drain();
+        let longest = buckets.iter().map(Vec::len).max().unwrap_or(0);
+        let need = (longest.div_ceil(self.per_dest) as u64).max(u64::from(more));
+        let t = Instant::now();
+        let subrounds = self.comm.all_reduce_max(need);
+        exchanged.comm_seconds += t.elapsed().as_secs_f64();
+        if subrounds == 0 {
+            return false;
+        }
+        exchanged.rounds += 1;
+        exchanged.updates += buckets
+            .iter()
+            .enumerate()
+            .filter(|&(d, _)| d != me)
+            .map(|(_, b)| b.len() as u64)
+            .sum::<u64>();
+        let mut buckets = buckets;
+        for s in 0..subrounds as usize {
+            let out: Vec<Vec<u64>> = if subrounds == 1 {
+                std::mem::take(&mut buckets)
+            } else {
+                buckets
+                    .iter()
+                    .map(|b| {
+                        let lo = (s * self.per_dest).min(b.len());
+                        let hi = (lo + self.per_dest).min(b.len());
+                        b[lo..hi].to_vec()
+                    })
+                    .collect()
+            };
+            let t = Instant::now();
+            let got = self.comm.exchange(out);
+            exchanged.comm_seconds += t.elapsed().as_secs_f64();
+            exchanged.exchanges += 1;
+            for updates in &got {
+                exchanged.received += updates.len() as u64;
+                apply(updates);
+            }
+        }
+        true
+    }
+
+    /// The largest of the ranks' `value`s, on every rank. A collective.
+    pub(super) fn max(&self, value: u64) -> u64 {
+        self.comm.all_reduce_max(value)
     }
 }
 

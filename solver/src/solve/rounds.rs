@@ -18,6 +18,14 @@
 //! (lists of at most [`CARRY`] entries in all; the rest go to a frontier bit set, one per
 //! round parity, and are unranked when swept), so nothing is unranked twice.
 //!
+//! Over several ranks (`ranks.rs`) each rank runs the rounds on its range: an update whose
+//! parent another rank holds is queued for it, and every round ends with exchanges that
+//! apply the updates received, deciding their parents in the next round as if they had been
+//! applied in place (those go to the next round's frontier bits). A round also stops for an
+//! exchange whenever the outbox is full, leaving the rest of its positions for after it. The
+//! ranks make the same rounds, until no rank has a position left to take, so the distances
+//! are those of one process.
+//!
 //! [`solve_tier`]: super::solve_tier
 //! [`Tuning::distances`]: super::Tuning::distances
 
@@ -27,6 +35,7 @@ use oware_db::rules::GrandSlam;
 use oware_db::{Position, Rules};
 use rayon::prelude::*;
 
+use super::ranks::{Exchanged, Queued, Ranks, APPLY_CHUNK, PREFETCH_AHEAD};
 use super::{scan_chunk, Ctx, Decided, BATCH, CHILD_LOW, CHUNK};
 use crate::granule::DIRTY;
 use crate::prefetch::prefetch;
@@ -179,20 +188,31 @@ struct Made {
 struct Step {
     buf: Vec<(u64, Position)>,
     made: Made,
+    /// Over several ranks, the updates of other ranks' parents not yet handed to the outbox.
+    queued: Queued,
 }
 
 impl Step {
-    fn new() -> Self {
+    fn new(ctx: &Ctx<'_>) -> Self {
         Step {
             buf: Vec::with_capacity(BATCH + 64),
             made: Made::default(),
+            queued: Queued::new(ctx.ranked),
         }
     }
 
     /// Propagates the position `j` of round `r` (low if `low`, board `p`) one step: its
-    /// parents' updates are buffered and applied in batches.
+    /// parents' updates are buffered and applied in batches. `R`: over several ranks (a
+    /// parent may be another rank's, see [`Ctx::apply`]).
     #[inline(always)]
-    fn take(&mut self, ctx: &Ctx<'_>, rounds: &Rounds<'_>, k: i8, r: u64, d: Decided) {
+    fn take<const R: bool>(
+        &mut self,
+        ctx: &Ctx<'_>,
+        rounds: &Rounds<'_>,
+        k: i8,
+        r: u64,
+        d: Decided,
+    ) {
         let (j, p) = d;
         let low = j >> CHILD_LOW != 0;
         // `Ctx::parents` inlined by hand: a closure of its own gives `unmoves_reachable` an
@@ -202,22 +222,28 @@ impl Step {
         let buf = &mut self.buf;
         p.unmoves_reachable(ctx.rules, |q, _house| {
             let i = ctx.index.rank_unchecked(&q);
-            prefetch(&ctx.cells[i as usize]);
+            if R {
+                if let Some(cell) = ctx.cells.get(i.wrapping_sub(ctx.start) as usize) {
+                    prefetch(cell);
+                }
+            } else {
+                prefetch(&ctx.cells[i as usize]);
+            }
             buf.push((i | u64::from(low) << CHILD_LOW, q));
         });
         self.made.taken += 1;
         if self.buf.len() >= BATCH {
-            self.flush(ctx, rounds, k, r);
+            self.flush::<R>(ctx, rounds, k, r);
         }
     }
 
     /// Applies the buffered updates of round `r`: a parent decided by one is at distance
-    /// `r + 1`, handed over to the next round.
-    fn flush(&mut self, ctx: &Ctx<'_>, rounds: &Rounds<'_>, k: i8, r: u64) {
+    /// `r + 1`, handed over to the next round; over several ranks, another rank's parent is
+    /// queued for it.
+    fn flush<const R: bool>(&mut self, ctx: &Ctx<'_>, rounds: &Rounds<'_>, k: i8, r: u64) {
         let to = ((r + 1) % 2) as usize;
         for &(update, p) in &self.buf {
-            if let Some(low) = ctx.act_on(update, k) {
-                let j = update & !(1 << CHILD_LOW);
+            if let Some((j, low)) = ctx.apply::<R>(update, k, &mut self.queued) {
                 rounds.set(j, r + 1);
                 rounds.hand_over(&mut self.made, to, j, low, p);
                 self.made.decided += 1;
@@ -226,15 +252,43 @@ impl Step {
         self.buf.clear();
     }
 
-    fn finish(mut self, ctx: &Ctx<'_>, rounds: &Rounds<'_>, k: i8, r: u64) -> Made {
-        self.flush(ctx, rounds, k, r);
+    fn finish<const R: bool>(mut self, ctx: &Ctx<'_>, rounds: &Rounds<'_>, k: i8, r: u64) -> Made {
+        self.flush::<R>(ctx, rounds, k, r);
+        if let Some(outbox) = ctx.ranked {
+            outbox.take_in(&mut self.queued);
+        }
         self.made
     }
 }
 
-/// Decides level `k` in rounds (see the module docs). Returns how many positions it
-/// propagated and how many rounds it took.
-pub(super) fn level_in_rounds(ctx: &Ctx<'_>, rounds: &Rounds<'_>, k: i8) -> (u64, u64) {
+/// Where the rounds of a level run: in one process, or over the ranks, counting what they
+/// exchange.
+pub(super) struct Over<'r, 'a> {
+    pub ranks: &'r Ranks<'a>,
+    pub exchanged: &'r mut Exchanged,
+}
+
+/// Decides level `k` in rounds (see the module docs), over the ranks of `over` if some.
+/// Returns how many positions it propagated and how many rounds it took.
+pub(super) fn level_in_rounds(
+    ctx: &Ctx<'_>,
+    rounds: &Rounds<'_>,
+    k: i8,
+    over: Option<&mut Over<'_, '_>>,
+) -> (u64, u64) {
+    match over {
+        Some(over) => level_in::<true>(ctx, rounds, k, Some(over)),
+        None => level_in::<false>(ctx, rounds, k, None),
+    }
+}
+
+/// [`level_in_rounds`] over several ranks (`R`) or in one process.
+fn level_in<const R: bool>(
+    ctx: &Ctx<'_>,
+    rounds: &Rounds<'_>,
+    k: i8,
+    mut over: Option<&mut Over<'_, '_>>,
+) -> (u64, u64) {
     // The scan: positions without a move go to round 0's bits, the others to round 1's list.
     rounds.room.store(rounds.carry, Ordering::Relaxed);
     // A position without a move scores its end score, the seeds of its side less the
@@ -258,7 +312,7 @@ pub(super) fn level_in_rounds(ctx: &Ctx<'_>, rounds: &Rounds<'_>, k: i8) -> (u64
                         rounds.mark(1, j);
                         return;
                     }
-                    let p = unranker.unrank(j);
+                    let p = unranker.unrank(if R { ctx.start + j } else { j });
                     if terminals && has_no_move(&p, ctx.rules) {
                         rounds.set(j, 0);
                         rounds.mark(0, j);
@@ -278,12 +332,16 @@ pub(super) fn level_in_rounds(ctx: &Ctx<'_>, rounds: &Rounds<'_>, k: i8) -> (u64
     let mut waiting: Vec<Vec<Decided>> = scanned.into_iter().map(|m| m.out).collect();
     let mut taken = 0u64;
     let mut r = 0u64;
-    while left > 0 {
+    // Over several ranks, every rank makes a round while any rank has a position left.
+    while match over.as_deref() {
+        Some(o) if R => o.ranks.max(left) > 0,
+        _ => left > 0,
+    } {
         // Round 0's lists share the room with the scan's, which round 1 reads with them.
         if r > 0 {
             rounds.room.store(rounds.carry, Ordering::Relaxed);
         }
-        let made = round(ctx, rounds, k, r, &carried);
+        let made = round::<R>(ctx, rounds, k, r, &carried, over.as_deref_mut());
         taken += made.iter().map(|m| m.taken).sum::<u64>();
         let decided: u64 = made.iter().map(|m| m.decided).sum();
         left -= made.iter().map(|m| m.taken).sum::<u64>();
@@ -296,36 +354,88 @@ pub(super) fn level_in_rounds(ctx: &Ctx<'_>, rounds: &Rounds<'_>, k: i8) -> (u64
 }
 
 /// Round `r` of level `k`: takes the positions carried in `carried` and those marked in the
-/// round's bits, and propagates each one step.
-fn round(ctx: &Ctx<'_>, rounds: &Rounds<'_>, k: i8, r: u64, carried: &[Vec<Decided>]) -> Vec<Made> {
+/// round's bits, and propagates each one step. Over several ranks (`R`, `over`), the round
+/// stops for an exchange whenever the outbox is full and once its positions are all taken,
+/// until no rank has work or updates left; the updates received decide their parents for
+/// the next round.
+fn round<const R: bool>(
+    ctx: &Ctx<'_>,
+    rounds: &Rounds<'_>,
+    k: i8,
+    r: u64,
+    carried: &[Vec<Decided>],
+    mut over: Option<&mut Over<'_, '_>>,
+) -> Vec<Made> {
     let from = (r % 2) as usize;
-    let mut made: Vec<Made> = carried
-        .par_iter()
-        .flat_map(|list| list.par_chunks(CARRY_PIECE))
-        .map(|piece| {
-            let mut step = Step::new();
-            for &d in piece {
-                step.take(ctx, rounds, k, r, d);
-            }
-            step.finish(ctx, rounds, k, r)
-        })
+    let full = || ctx.outbox_full::<R>();
+    let mut pieces: Vec<&[Decided]> = carried
+        .iter()
+        .flat_map(|list| list.chunks(CARRY_PIECE))
         .collect();
-    if rounds.marked[from].swap(0, Ordering::Relaxed) == 0 {
-        return made;
+    let mut made: Vec<Made> = Vec::new();
+    loop {
+        // The carried positions, a piece at a time: over several ranks, the pieces met once
+        // the outbox is full wait for the next step.
+        let stepped: Vec<Result<Made, &[Decided]>> = pieces
+            .par_iter()
+            .map(|&piece| {
+                if full() {
+                    return Err(piece);
+                }
+                let mut step = Step::new(ctx);
+                for &d in piece {
+                    step.take::<R>(ctx, rounds, k, r, d);
+                }
+                Ok(step.finish::<R>(ctx, rounds, k, r))
+            })
+            .collect();
+        pieces.clear();
+        for s in stepped {
+            match s {
+                Ok(m) => made.push(m),
+                Err(piece) => pieces.push(piece),
+            }
+        }
+        if rounds.marked[from].swap(0, Ordering::Relaxed) != 0 {
+            made.extend(sweep_bits::<R>(ctx, rounds, k, r));
+        }
+        let Some(o) = over.as_deref_mut().filter(|_| R) else {
+            return made;
+        };
+        let more = !pieces.is_empty() || rounds.marked[from].load(Ordering::Relaxed) != 0;
+        let mut got = Made::default();
+        if !o.ranks.exchange(more, o.exchanged, |updates| {
+            got.decided += apply_received(ctx, rounds, k, r, updates);
+        }) {
+            return made;
+        }
+        made.push(got);
     }
-    // The bits, by runs of `FLAGS` dirty flags, each flag's positions swept when it is set.
+}
+
+/// The positions marked in the bits of round `r`, by runs of `FLAGS` dirty flags, each
+/// flag's positions swept when it is set. Over several ranks (`R`), the flags met once the
+/// outbox is full are left set, and the round's bits marked again, for the next step.
+fn sweep_bits<const R: bool>(ctx: &Ctx<'_>, rounds: &Rounds<'_>, k: i8, r: u64) -> Vec<Made> {
     const FLAGS: usize = 64;
     const WORDS: usize = DIRTY / 64;
+    let from = (r % 2) as usize;
     let (bits, dirty) = (rounds.bits[from], rounds.dirty[from]);
-    let swept: Vec<Made> = dirty
+    dirty
         .par_chunks(FLAGS)
         .enumerate()
         .filter(|(_, flags)| flags.iter().any(|f| f.load(Ordering::Relaxed)))
         .map_init(
             || ctx.index.unranker(),
             |unranker, (c, flags)| {
-                let mut step = Step::new();
+                let mut step = Step::new(ctx);
                 for (g, flag) in flags.iter().enumerate() {
+                    if ctx.outbox_full::<R>() {
+                        if flags[g..].iter().any(|f| f.load(Ordering::Relaxed)) {
+                            rounds.marked[from].store(1, Ordering::Relaxed);
+                        }
+                        break;
+                    }
                     if !flag.swap(false, Ordering::Relaxed) {
                         continue;
                     }
@@ -338,17 +448,45 @@ fn round(ctx: &Ctx<'_>, rounds: &Rounds<'_>, k: i8, r: u64, carried: &[Vec<Decid
                             x &= x - 1;
                             let low = ctx.cells[j as usize].load(Ordering::Relaxed)
                                 == super::cell::Codes::decided(-k);
-                            let p = unranker.unrank(j);
-                            step.take(ctx, rounds, k, r, (j | u64::from(low) << CHILD_LOW, p));
+                            let p = unranker.unrank(if R { ctx.start + j } else { j });
+                            step.take::<R>(ctx, rounds, k, r, (j | u64::from(low) << CHILD_LOW, p));
                         }
                     }
                 }
-                step.finish(ctx, rounds, k, r)
+                step.finish::<R>(ctx, rounds, k, r)
             },
         )
-        .collect();
-    made.extend(swept);
-    made
+        .collect()
+}
+
+/// Applies updates of round `r` received from other ranks at level `k` (each the parent's
+/// index shifted left once, the low bit set when the child is low: parents this rank
+/// holds): a parent one decides is at distance `r + 1`, marked in the next round's bits.
+/// Returns how many it decided.
+fn apply_received(ctx: &Ctx<'_>, rounds: &Rounds<'_>, k: i8, r: u64, updates: &[u64]) -> u64 {
+    let to = ((r + 1) % 2) as usize;
+    updates
+        .par_chunks(APPLY_CHUNK)
+        .map(|chunk| {
+            let mut decided = 0;
+            for (i, &u) in chunk.iter().enumerate() {
+                if let Some(&ahead) = chunk.get(i + PREFETCH_AHEAD) {
+                    if let Some(cell) = ctx.cells.get((ahead >> 1).wrapping_sub(ctx.start) as usize)
+                    {
+                        prefetch(cell);
+                    }
+                }
+                let j = (u >> 1).wrapping_sub(ctx.start);
+                debug_assert!(j < ctx.cells.len() as u64, "an update for another rank");
+                if ctx.act(j, u & 1 == 1, k).is_some() {
+                    rounds.set(j, r + 1);
+                    rounds.mark(to, j);
+                    decided += 1;
+                }
+            }
+            decided
+        })
+        .sum()
 }
 
 /// Turns the distances plus one of [`Rounds::dist`] into the bytes of a distance table, in

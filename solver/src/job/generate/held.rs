@@ -13,7 +13,7 @@ use super::{
     write_options, DistributedStats, GenerateError, GenerateObserver, GenerateOptions, SolvedStats,
     TierDistances,
 };
-use crate::comm::{Comm, LocalScores, PartitionConfig};
+use crate::comm::{Comm, LocalScores, PartitionConfig, PARTITION_ALIGN};
 use crate::dir::write::{write_table_parallel, DEFAULT_BATCH_BLOCKS};
 use crate::dir::write_ranked::write_table_distributed;
 use crate::dir::TableDir;
@@ -27,7 +27,7 @@ use crate::memory::{
     distance_bytes, exchange_memory, far_exit_bytes, human_bytes, partition_memory, plan_tier,
     ExitPlan, TierPlan,
 };
-use crate::solve::partitioned::solve_tier_local;
+use crate::solve::partitioned::{solve_tier_ranked, RankLower};
 use crate::solve::{solve_tier_sliced, solve_tier_tuned, Spill, TierScores, Tuning, WINDOW_ALIGN};
 
 /// The lower tiers a rank keeps between tiers.
@@ -47,10 +47,11 @@ pub(super) enum Held {
     },
 }
 
-/// A tier just solved: whole in one process, or this rank's share.
+/// A tier just solved: whole in one process, or this rank's share with its distances:
+/// `Ok(Some)` their bytes, `Ok(None)` not asked for, `Err` why they were not computed.
 pub(super) enum Solved {
     Whole(TierScores),
-    Share(LocalScores),
+    Share(LocalScores, Result<Option<Vec<u8>>, String>),
 }
 
 impl Solved {
@@ -58,7 +59,7 @@ impl Solved {
     pub(super) fn scores(&self) -> &[i8] {
         match self {
             Solved::Whole(s) => s.as_slice(),
-            Solved::Share(l) => &l.scores,
+            Solved::Share(l, _) => &l.scores,
         }
     }
 
@@ -69,7 +70,7 @@ impl Solved {
                 start: 0,
                 scores: s.to_vec(),
             },
-            Solved::Share(l) => l,
+            Solved::Share(l, _) => l,
         }
     }
 }
@@ -182,12 +183,21 @@ fn distance_tuning<'a>(
 impl Held {
     /// The distances of tier `tier`, just solved: decided with its scores when the plan
     /// let them ([`distance_tuning`]); otherwise skipped, with the reason. Over several
-    /// ranks, always skipped.
-    pub(super) fn distances(&self, solved: &Solved, stats: &SolvedStats) -> Distances {
+    /// ranks, the longest is every rank's (a collective).
+    pub(super) fn distances(comm: &dyn Comm, solved: &Solved, stats: &SolvedStats) -> Distances {
         let (Solved::Whole(scores), SolvedStats::Single(stats)) = (solved, stats) else {
-            return Distances::Skipped(
-                "the tier is split over ranks (distances are computed by one process)".into(),
-            );
+            return match (solved, stats) {
+                (Solved::Share(_, Ok(Some(bytes))), SolvedStats::Distributed(d)) => {
+                    Distances::Held {
+                        max: comm.all_reduce_max(u64::from(longest(bytes))) as u8,
+                        seconds: d.local.propagate_seconds,
+                        rounds: d.local.distance_rounds,
+                        runs: None,
+                    }
+                }
+                (Solved::Share(_, Err(why)), _) => Distances::Skipped(why.clone()),
+                _ => Distances::Skipped("not asked for".into()),
+            };
         };
         if let Some(spilled) = scores.spilled() {
             return Distances::Held {
@@ -199,12 +209,7 @@ impl Held {
         }
         match scores.distances() {
             Ok(Some(bytes)) => Distances::Held {
-                max: bytes
-                    .iter()
-                    .copied()
-                    .filter(|&d| d != NO_DISTANCE)
-                    .max()
-                    .unwrap_or(0),
+                max: longest(bytes),
                 seconds: stats.sweep_seconds,
                 rounds: stats.distance_rounds,
                 runs: None,
@@ -418,6 +423,20 @@ impl Held {
                     partition_memory(positions, ranks) + far_room + exchange_memory(config.batch);
                 let held = share.bytes();
                 check_rank_memory(comm, "generation", tier, own, held, limit)?;
+                // The distances where every rank has room for them beside the rest.
+                let dist = distance_bytes(positions.div_ceil(ranks as u64) + PARTITION_ALIGN);
+                let short = opts.distances && own + held + dist > limit;
+                let with = opts.distances && comm.all_reduce_max(u64::from(short)) == 0;
+                let skipped = (opts.distances && !with).then(|| {
+                    format!(
+                        "they need {} of memory on each rank beside its {} of the tier and \
+                         the lower tiers; the limit is {}",
+                        human_bytes(dist),
+                        human_bytes(own + held),
+                        human_bytes(limit)
+                    )
+                });
+                let own = own + if with { dist } else { 0 };
                 // The far exits' lists stop the tier on every rank before the lists of one
                 // rank take more than its plan leaves them (the room kept for them and what
                 // the limit leaves over).
@@ -427,8 +446,21 @@ impl Held {
                 };
                 observer.tier_start(tier, positions, true);
                 let start = Instant::now();
-                let (local, p) =
-                    solve_tier_local(comm, &opts.rules, tier, &*share, observer, &config)?;
+                let solved = solve_tier_ranked(
+                    comm,
+                    &opts.rules,
+                    tier,
+                    RankLower::Shared(&*share),
+                    observer,
+                    &config,
+                    with,
+                )?;
+                let (local, p) = (solved.scores, solved.stats);
+                let distances = match (skipped, solved.distances) {
+                    (Some(why), _) => Err(why),
+                    (None, Some(Err(e))) => Err(e.to_string()),
+                    (None, d) => Ok(d.and_then(Result::ok)),
+                };
                 let stats = SolvedStats::Distributed(DistributedStats {
                     ranks,
                     positions,
@@ -437,7 +469,7 @@ impl Held {
                     far_exits: comm.all_reduce_sum(p.far_exits),
                     local: p,
                 });
-                Ok((Solved::Share(local), stats, start))
+                Ok((Solved::Share(local, distances), stats, start))
             }
         }
     }
@@ -464,7 +496,7 @@ impl Held {
                 DEFAULT_BATCH_BLOCKS,
             )
             .map(Some),
-            Solved::Share(local) => write_table_distributed(
+            Solved::Share(local, _) => write_table_distributed(
                 comm,
                 dir,
                 &opts.rules,
@@ -507,6 +539,22 @@ impl Held {
             }
         }
     }
+}
+
+/// The longest of the distances `bytes` (0 if none).
+fn longest(bytes: &[u8]) -> u8 {
+    use rayon::prelude::*;
+    bytes
+        .par_chunks(1 << 20)
+        .map(|c| {
+            c.iter()
+                .copied()
+                .filter(|&d| d != NO_DISTANCE)
+                .max()
+                .unwrap_or(0)
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// Writes the side copy of tier `tier` into `scratch` and maps it into `lower`.

@@ -28,6 +28,7 @@ use super::ranks::{agree, agree_flags, check_disk, gather_histogram, lock_dir};
 use crate::comm::Comm;
 use crate::dir::disk::generate_tier_disk;
 use crate::dir::write::{write_distances_parallel, write_distances_spilled, DEFAULT_BATCH_BLOCKS};
+use crate::dir::write_ranked::write_distances_distributed;
 use crate::dir::{Cancel, DirLock, TableDir};
 use crate::job::place::Placement;
 use crate::memory::TierPlan;
@@ -254,6 +255,36 @@ pub trait GenerateObserver: Progress {
 
 fn table_path(dir: &Path, tier: u8) -> PathBuf {
     dir.join(format!("tier-{tier:02}.owt"))
+}
+
+/// The distance table of tier `tier`, solved whole in this process, from its distances
+/// held in memory or kept out of core.
+fn write_whole_distances(
+    dir: &TableDir,
+    rules: &Rules,
+    tier: u8,
+    scores: &crate::solve::TierScores,
+) -> Result<oware_db::write::WrittenTable, oware_db::Error> {
+    if let Some(spilled) = scores.spilled() {
+        return write_distances_spilled(
+            dir,
+            rules,
+            tier,
+            spilled,
+            scores.as_slice(),
+            DEFAULT_BATCH_BLOCKS,
+        );
+    }
+    let bytes = scores.distances().ok().flatten().unwrap_or_default();
+    write_distances_parallel(
+        dir,
+        rules,
+        tier,
+        IndexKind::Reachable,
+        bytes,
+        scores.as_slice(),
+        DEFAULT_BATCH_BLOCKS,
+    )
 }
 
 /// Whether tier `tier` is complete: recorded in the manifest, its table (and distance table,
@@ -495,7 +526,7 @@ pub fn generate(
         }
         let (solved, stats, start) = held.solve(&placement, opts, tier, observer)?;
         let distances = if opts.distances {
-            held.distances(&solved, &stats)
+            Held::distances(comm, &solved, &stats)
         } else {
             Distances::Off
         };
@@ -521,41 +552,46 @@ pub fn generate(
                 rounds,
                 runs,
             } => {
-                let Solved::Whole(scores) = &solved else {
-                    unreachable!("distances are held only by a tier solved whole");
-                };
-                let file = if let Some(spilled) = scores.spilled() {
-                    write_distances_spilled(
+                let file = match &solved {
+                    Solved::Share(local, Ok(Some(bytes))) => write_distances_distributed(
+                        comm,
                         &table_dir,
                         &opts.rules,
                         tier,
-                        spilled,
-                        solved.scores(),
-                        DEFAULT_BATCH_BLOCKS,
-                    )?
-                } else {
-                    let bytes = scores.distances().ok().flatten().unwrap_or_default();
-                    write_distances_parallel(
-                        &table_dir,
-                        &opts.rules,
-                        tier,
-                        IndexKind::Reachable,
+                        local,
                         bytes,
-                        solved.scores(),
                         DEFAULT_BATCH_BLOCKS,
-                    )?
+                    ),
+                    Solved::Share(..) => Err(oware_db::Error::InvalidState(format!(
+                        "tier {tier}: the distances were lost before they were written"
+                    ))),
+                    Solved::Whole(scores) => {
+                        write_whole_distances(&table_dir, &opts.rules, tier, scores).map(Some)
+                    }
                 };
-                unrecorded.0.push(table_dir.path().join(&file.file));
-                Distances::Written(DistanceEntry {
-                    file: file.file,
-                    file_size: file.file_size,
-                    checksum: file.checksum,
-                    max: u16::from(max),
-                    seconds,
-                    rounds: Some(rounds),
-                    runs,
-                    verified: None,
-                })
+                let file = agree(comm, file)?;
+                if let Some(file) = &file {
+                    unrecorded.0.push(table_dir.path().join(&file.file));
+                }
+                match file {
+                    Some(file) => Distances::Written(DistanceEntry {
+                        file: file.file,
+                        file_size: file.file_size,
+                        checksum: file.checksum,
+                        max: u16::from(max),
+                        seconds,
+                        rounds: Some(rounds),
+                        runs,
+                        verified: None,
+                    }),
+                    // Rank 0 records them.
+                    None => Distances::Held {
+                        max,
+                        seconds,
+                        rounds,
+                        runs,
+                    },
+                }
             }
             other => other,
         };
