@@ -1,7 +1,9 @@
 //! Deep verification over simulated ranks gives the verdicts of one process: on a
 //! generated directory (every tier re-proved and recorded), and on a directory whose table
 //! was rewritten with changed scores (the same failing positions, with the same details);
-//! the trusted tiers below the range are decoded only where a tier of the range holds them.
+//! the trusted tiers below the range are decoded only where a tier of the range holds them;
+//! the ranks prove the distance tables with one process's verdicts, a changed distance
+//! behind a valid checksum named alike.
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -15,7 +17,7 @@ use oware_db::Rules;
 use oware_solver::dir::CheckObserver;
 use oware_solver::distributed::{Comm, LocalComm, ThreadComm};
 use oware_solver::{
-    generate, verify_deep, GenerateObserver, GenerateOptions, NoProgress, Phase, Progress,
+    generate, verify_deep, DistanceVerdict, GenerateObserver, GenerateOptions, NoProgress, Phase, Progress,
     RankError, TierReport, TierVerdict, VerifyError, VerifyObserver, VerifyOptions,
 };
 
@@ -108,6 +110,83 @@ fn rewrite(dir: &Path, rules: &Rules, n: u8, change: impl Fn(&mut [i8])) {
     e.file_size = w.file_size;
     e.verified = None;
     m.save(dir).unwrap();
+}
+
+/// What a distance verdict says.
+fn distance_summary(v: &DistanceVerdict) -> String {
+    match v {
+        DistanceVerdict::Proved { tier, max, .. } => format!("proved {tier} max {max}"),
+        DistanceVerdict::Failed { tier, error } => format!("failed {tier}: {error}"),
+        DistanceVerdict::Skipped { tier, why } => format!("skipped {tier}: {why}"),
+    }
+}
+
+/// Rewrites the distance table of tier `n` of `dir` with `change` applied to its distances,
+/// and records the new file in the manifest: only the proof can tell.
+fn rewrite_distances(dir: &Path, n: u8, change: impl FnOnce(&mut [u8])) {
+    let scores = Table::open(&dir.join(format!("tier-{n:02}.owt")))
+        .unwrap()
+        .read_all()
+        .unwrap();
+    let mut m = Manifest::load(dir).unwrap().unwrap();
+    let table = Table::open(&dir.join(format!("tier-{n:02}.owd"))).unwrap();
+    let mut bytes = table.read_distances(&scores).unwrap();
+    drop(table);
+    change(&mut bytes);
+    let w = oware_db::write::write_distances_with(
+        dir,
+        &m.rules,
+        n,
+        IndexKind::Reachable,
+        &bytes,
+        &scores,
+        &WriteOptions::distances(),
+    )
+    .unwrap();
+    let d = m.tiers.get_mut(&n).unwrap().distance.as_mut().unwrap();
+    d.checksum = w.checksum;
+    d.file_size = w.file_size;
+    d.verified = None;
+    m.save(dir).unwrap();
+}
+
+#[test]
+fn ranks_prove_distances_as_one_process() {
+    let max = 12;
+    for rules in [Rules::ABAPA, Rules::AWARI] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("t");
+        generated(&dir, &rules, max);
+        let check = |tag: &str| {
+            let one =
+                verify_deep(&LocalComm, &options(&dir, &rules, 6..=max, None), &Silent).unwrap();
+            let want: Vec<String> = one.distances.iter().map(distance_summary).collect();
+            assert_eq!(want.len(), max as usize - 5, "{want:?}");
+            for (ranks, window) in [(2, None), (3, Some(1 << 12)), (5, None)] {
+                let opts = VerifyOptions {
+                    distance_window: window,
+                    ..options(&dir, &rules, 6..=max, Some(700))
+                };
+                let reports = ThreadComm::run(ranks, |c| verify_deep(c, &opts, &Silent).unwrap());
+                for (r, rep) in reports.iter().enumerate() {
+                    let got: Vec<String> = rep.distances.iter().map(distance_summary).collect();
+                    assert_eq!(got, want, "{rules}, {tag}, {ranks} ranks, rank {r}");
+                }
+            }
+            want
+        };
+        let want = check("generated");
+        assert!(want.iter().all(|w| w.starts_with("proved")), "{want:?}");
+        // A changed distance in tier 10, behind a valid checksum: named alike.
+        let scores = Table::open(&dir.join("tier-10.owt")).unwrap().read_all().unwrap();
+        let at = scores.len() / 2 + scores[scores.len() / 2..].iter().position(|&s| s != 0).unwrap();
+        rewrite_distances(&dir, 10, |b| b[at] = b[at].wrapping_add(1));
+        let want = check("changed");
+        assert!(
+            want.iter().any(|w| w.starts_with("failed 10: tier 10: position ")),
+            "{want:?}"
+        );
+    }
 }
 
 #[test]

@@ -81,6 +81,28 @@ pub fn read_distances_range(
                 scores.len()
             ))
         })?;
+    read_distances_window(table, first, scores, out)
+}
+
+/// [`read_distances_range`] given the scores of the entries `first..first + out.len()`
+/// only (`scores`, as long as `out`).
+///
+/// # Errors
+/// As [`read_distances_range`].
+pub(crate) fn read_distances_window(
+    table: &Table,
+    first: u64,
+    scores: &[i8],
+    out: &mut [u8],
+) -> Result<(), Error> {
+    if scores.len() != out.len() {
+        return Err(Error::InvalidState(format!(
+            "{}: {} distances asked with {} scores",
+            table.path().display(),
+            out.len(),
+            scores.len()
+        )));
+    }
     let step = u64::from(table.block_entries()).max(1) * TASK_BLOCKS as u64;
     let group = (GROUP_ENTRIES / step).max(1) * step;
     for (g, (part, context)) in out

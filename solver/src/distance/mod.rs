@@ -47,6 +47,7 @@ pub const MAX_DISTANCE: u8 = NO_DISTANCE - 1;
 pub const DISTANCE_BYTES_PER_POSITION: u64 = 3;
 
 mod windows;
+pub(crate) use windows::{check_distances_range, ChildSource};
 pub use windows::{check_distances_sliced_windowed, check_distances_windowed, DistanceSource};
 
 /// Positions per parallel work item of the first sweep and of the rounds.
@@ -396,16 +397,18 @@ pub fn check_distances_sliced(
     dist: &[u8],
 ) -> Result<(), DistanceError> {
     tier_index(n, scores)?;
-    let keeps = keeping_captures(rules, n, scores, source, slice_bytes)?;
+    let keeps = keeping_captures(rules, n, 0, scores, source, slice_bytes)?;
     check_with(rules, n, scores, Captures::Marked(&keeps), dist)
 }
 
-/// One bit per position of tier `n`, set where the position's score is nonzero and some
-/// capture keeps it, from the lower tiers read in slices of at most `slice_bytes` scores from
-/// `source`: one sweep over the tier per slice.
+/// One bit per position of tier `n` from index `first` on (`scores` theirs), set where the
+/// position's score is nonzero and some capture keeps it, from the lower tiers read in
+/// slices of at most `slice_bytes` scores from `source`: one sweep over the positions per
+/// slice.
 fn keeping_captures(
     rules: &Rules,
     n: u8,
+    first: u64,
     scores: &[i8],
     source: &dyn ScoreSource,
     slice_bytes: u64,
@@ -433,7 +436,7 @@ fn keeping_captures(
             |exits, (c, words)| {
                 let start = c * CHUNK;
                 let end = (start + CHUNK).min(scores.len());
-                let cursor = index.cursor(start as u64, end as u64);
+                let cursor = index.cursor(first + start as u64, first + end as u64);
                 for (k, p) in cursor.enumerate() {
                     let s = scores[start + k];
                     if s == 0 {
@@ -488,7 +491,6 @@ fn check_with(
     let eq = Equations {
         rules,
         index: &index,
-        scores,
         captures,
     };
     let first = dist
@@ -500,7 +502,7 @@ fn check_with(
             for (k, p) in cursor.enumerate() {
                 let i = start + k;
                 let s = scores[i];
-                let expected = expected_distance(&eq, dist, i, &p, s);
+                let expected = expected_distance(&eq, scores, dist, i, &p);
                 let stored = part[k];
                 if let Some(e) = verdict(n, i as u64, s, stored, expected) {
                     return Some(e);
@@ -540,7 +542,6 @@ pub(crate) fn verdict(
 pub(crate) struct Equations<'a> {
     pub rules: &'a Rules,
     pub index: &'a TierIndex,
-    pub scores: &'a [i8],
     pub captures: Captures<'a>,
 }
 
@@ -555,9 +556,10 @@ pub(crate) struct Steps {
 }
 
 impl Equations<'_> {
-    /// The steps of `p` (index `i`, nonzero score `s`): its exits when `exits` (a capture or
-    /// an end worth `s`, step 0), and its keeping moves that stay in the tier whose child's
-    /// distance `child` gives (by the child's index; `None`: not looked at now, skipped).
+    /// The steps of `p` (nonzero score `s`; `i` its bit in [`Captures::Marked`]): its exits
+    /// when `exits` (a capture or an end worth `s`, step 0), and its keeping moves that stay
+    /// in the tier whose child's score and distance `child` gives (by the child's index;
+    /// `None`: not looked at now, skipped).
     #[inline]
     pub(crate) fn steps(
         &self,
@@ -565,7 +567,7 @@ impl Equations<'_> {
         p: &Position,
         s: i8,
         exits: bool,
-        child: impl Fn(usize) -> Option<u8>,
+        child: impl Fn(usize) -> Option<(i8, u8)>,
     ) -> Steps {
         let mut best: Option<u16> = match self.captures {
             Captures::Marked(bits)
@@ -583,16 +585,14 @@ impl Equations<'_> {
                     captured: 0,
                 } => {
                     let c = self.index.rank_unchecked(&c) as usize;
-                    if -self.scores[c] != s {
-                        return;
-                    }
                     match child(c) {
+                        Some((t, _)) if -t != s => return,
                         None => return,
-                        Some(NO_DISTANCE) => {
+                        Some((_, NO_DISTANCE)) => {
                             broken = true;
                             return;
                         }
-                        Some(d) => u16::from(d),
+                        Some((_, d)) => u16::from(d),
                     }
                 }
                 Outcome::Continue { child, captured } => match self.captures {
@@ -647,15 +647,16 @@ pub(crate) fn expected_of(steps: Steps, s: i8) -> Option<u16> {
 /// distance stored.
 fn expected_distance(
     eq: &Equations<'_>,
+    scores: &[i8],
     dist: &[u8],
     i: usize,
     p: &Position,
-    s: i8,
 ) -> Option<u16> {
+    let s = scores[i];
     if s == 0 {
         return None;
     }
-    expected_of(eq.steps(i, p, s, true, |c| Some(dist[c])), s)
+    expected_of(eq.steps(i, p, s, true, |c| Some((scores[c], dist[c]))), s)
 }
 
 /// What the first sweep learns of a position's moves.

@@ -9,6 +9,7 @@
 
 use std::ops::Range;
 
+use oware_db::index::{IndexKind, TierIndex};
 use oware_db::Rules;
 use rayon::prelude::*;
 
@@ -28,6 +29,41 @@ pub trait DistanceSource: Sync {
     /// # Errors
     /// [`DistanceError::Read`] when they cannot be read.
     fn read(&self, range: Range<u64>, out: &mut Vec<u8>) -> Result<(), DistanceError>;
+}
+
+/// Where a check reads a window of a tier's children: their scores and stored distances.
+pub(crate) trait ChildSource: Sync {
+    /// Reads the scores and distances of the indices `range` into `scores` and `dist`,
+    /// resized to its length.
+    ///
+    /// # Errors
+    /// [`DistanceError::Read`] or [`DistanceError::Lower`] when they cannot be read.
+    fn read(
+        &self,
+        range: Range<u64>,
+        scores: &mut Vec<i8>,
+        dist: &mut Vec<u8>,
+    ) -> Result<(), DistanceError>;
+}
+
+/// The children of a tier whose scores are held whole, their distances read from a
+/// [`DistanceSource`].
+struct HeldScores<'a> {
+    scores: &'a [i8],
+    source: &'a dyn DistanceSource,
+}
+
+impl ChildSource for HeldScores<'_> {
+    fn read(
+        &self,
+        range: Range<u64>,
+        scores: &mut Vec<i8>,
+        dist: &mut Vec<u8>,
+    ) -> Result<(), DistanceError> {
+        scores.clear();
+        scores.extend_from_slice(&self.scores[range.start as usize..range.end as usize]);
+        self.source.read(range, dist)
+    }
 }
 
 /// The folded steps of a position not yet given one.
@@ -51,7 +87,17 @@ pub fn check_distances_windowed(
     source: &dyn DistanceSource,
     window: u64,
 ) -> Result<(), DistanceError> {
-    check_windows(rules, n, scores, Captures::Lower(lower), source, window)
+    let size = tier_index(n, scores)?.size();
+    let children = HeldScores { scores, source };
+    check_range(
+        rules,
+        n,
+        0..size,
+        scores,
+        Captures::Lower(lower),
+        &children,
+        window,
+    )
 }
 
 /// [`check_distances_sliced`](super::check_distances_sliced) reading the distances from
@@ -72,66 +118,125 @@ pub fn check_distances_sliced_windowed(
     distances: &dyn DistanceSource,
     window: u64,
 ) -> Result<(), DistanceError> {
-    let keeps = keeping_captures(rules, n, scores, source, slice_bytes)?;
-    check_windows(
+    let size = tier_index(n, scores)?.size();
+    let keeps = keeping_captures(rules, n, 0, scores, source, slice_bytes)?;
+    let children = HeldScores {
+        scores,
+        source: distances,
+    };
+    check_range(
         rules,
         n,
+        0..size,
         scores,
         Captures::Marked(&keeps),
-        distances,
+        &children,
         window,
     )
 }
 
-fn check_windows(
+/// The distances of the positions `own` of tier `n` (their scores `scores`) checked as
+/// [`check_distances_sliced_windowed`] checks a whole tier's, the scores and distances of
+/// their children read from `children` a window at a time: what one rank of several checks
+/// of its range. Memory beside `scores`: four windows, a bit per position and one slice.
+///
+/// # Errors
+/// As [`check_distances_sliced_windowed`], the lowest failing index of `own` named;
+/// [`DistanceError::Length`] when `scores` is not as long as `own` or `own` is not within
+/// the tier.
+///
+/// # Panics
+/// If `n > 48`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn check_distances_range(
     rules: &Rules,
     n: u8,
+    own: Range<u64>,
     scores: &[i8],
-    captures: Captures<'_>,
-    source: &dyn DistanceSource,
+    source: &dyn ScoreSource,
+    slice_bytes: u64,
+    children: &dyn ChildSource,
     window: u64,
 ) -> Result<(), DistanceError> {
-    let index = tier_index(n, scores)?;
+    let keeps = keeping_captures(rules, n, own.start, scores, source, slice_bytes)?;
+    check_range(
+        rules,
+        n,
+        own,
+        scores,
+        Captures::Marked(&keeps),
+        children,
+        window,
+    )
+}
+
+/// The check of the positions `own` (their scores `scores`, their bits in `captures` from
+/// `own.start`), by windows of at most `window` of them against every window of the tier's
+/// children.
+fn check_range(
+    rules: &Rules,
+    n: u8,
+    own: Range<u64>,
+    scores: &[i8],
+    captures: Captures<'_>,
+    children: &dyn ChildSource,
+    window: u64,
+) -> Result<(), DistanceError> {
+    let index = TierIndex::new(n, IndexKind::Reachable);
     let size = index.size();
+    if scores.len() as u64 != own.end.saturating_sub(own.start) || own.end > size {
+        return Err(DistanceError::Length {
+            tier: n,
+            got: scores.len(),
+            positions: own.end.saturating_sub(own.start),
+        });
+    }
     let window = window.max(1);
-    let windows: Vec<Range<u64>> = (0..size.div_ceil(window))
-        .map(|k| k * window..((k + 1) * window).min(size))
-        .collect();
+    let cut = |r: Range<u64>| -> Vec<Range<u64>> {
+        (r.start..r.end)
+            .step_by(window as usize)
+            .map(|a| a..(a + window).min(r.end))
+            .collect()
+    };
     let eq = Equations {
         rules,
         index: &index,
-        scores,
         captures,
     };
-    let (mut own, mut children) = (Vec::new(), Vec::new());
+    let (mut own_dist, mut child_scores, mut child_dist) = (Vec::new(), Vec::new(), Vec::new());
+    let mut unused = Vec::new();
     let mut folded: Vec<u8> = Vec::new();
-    for wp in &windows {
-        source.read(wp.clone(), &mut own)?;
-        if own.len() as u64 != wp.end - wp.start {
+    for wp in cut(own.clone()) {
+        children.read(wp.clone(), &mut unused, &mut own_dist)?;
+        if own_dist.len() as u64 != wp.end - wp.start {
             return Err(DistanceError::Length {
                 tier: n,
-                got: own.len(),
+                got: own_dist.len(),
                 positions: wp.end - wp.start,
             });
         }
+        let ws = &scores[(wp.start - own.start) as usize..(wp.end - own.start) as usize];
         folded.clear();
-        folded.resize(own.len(), NO_STEP);
+        folded.resize(own_dist.len(), NO_STEP);
         // The lowest position of the window whose disfavoured score met a keeping child
         // without a distance.
         let mut broken: Option<u64> = None;
-        for (k, wc) in windows.iter().enumerate() {
-            let dc: &[u8] = if wc == wp {
-                &own
-            } else {
-                source.read(wc.clone(), &mut children)?;
-                &children
+        for (k, wc) in cut(0..size).into_iter().enumerate() {
+            children.read(wc.clone(), &mut child_scores, &mut child_dist)?;
+            let window = Window {
+                positions: wp.clone(),
+                scores: ws,
+                bits_from: own.start,
+                children: wc,
+                child_scores: &child_scores,
+                child_dist: &child_dist,
             };
-            let found = fold(&eq, wp, wc, dc, k == 0, &mut folded);
+            let found = fold(&eq, &window, k == 0, &mut folded);
             broken = broken.into_iter().chain(found).min();
         }
         // Each position's equation, with every child's step folded in; a position that met a
         // keeping child without a distance fails whatever its steps.
-        let first = own
+        let first = own_dist
             .par_chunks(CHUNK)
             .zip(folded.par_chunks(CHUNK))
             .enumerate()
@@ -140,7 +245,7 @@ fn check_windows(
                 let cursor = index.cursor(start, start + stored.len() as u64);
                 for (k, p) in cursor.enumerate() {
                     let i = start + k as u64;
-                    let s = scores[i as usize];
+                    let s = ws[(i - wp.start) as usize];
                     let expected = (s != 0)
                         .then(|| {
                             let steps = Steps {
@@ -158,8 +263,8 @@ fn check_windows(
                 None
             });
         let broken = broken.and_then(|b| {
-            let stored = own[(b - wp.start) as usize];
-            verdict(n, b, scores[b as usize], stored, None)
+            let at = (b - wp.start) as usize;
+            verdict(n, b, ws[at], own_dist[at], None)
         });
         let lowest = first.into_iter().chain(broken).min_by_key(|e| match e {
             DistanceError::Wrong { index, .. } => *index,
@@ -172,36 +277,43 @@ fn check_windows(
     Ok(())
 }
 
-/// Folds into `folded` the steps of the positions of window `wp` through their keeping
-/// moves into window `wc` (whose distances are `dc`), and their exits when `exits`. Returns
-/// the lowest position whose disfavoured score met a keeping child there without a distance.
-fn fold(
-    eq: &Equations<'_>,
-    wp: &Range<u64>,
-    wc: &Range<u64>,
-    dc: &[u8],
-    exits: bool,
-    folded: &mut [u8],
-) -> Option<u64> {
+/// A window of positions and a window of their children, as [`fold`] reads them.
+struct Window<'a> {
+    /// The positions' indices and their scores.
+    positions: Range<u64>,
+    scores: &'a [i8],
+    /// The index whose bit is the first of [`Captures::Marked`].
+    bits_from: u64,
+    /// The children's indices, their scores and distances.
+    children: Range<u64>,
+    child_scores: &'a [i8],
+    child_dist: &'a [u8],
+}
+
+/// Folds into `folded` the steps of the positions of `w` through their keeping moves into
+/// its children, and their exits when `exits`. Returns the lowest position whose
+/// disfavoured score met a keeping child there without a distance.
+fn fold(eq: &Equations<'_>, w: &Window<'_>, exits: bool, folded: &mut [u8]) -> Option<u64> {
     folded
         .par_chunks_mut(CHUNK)
         .enumerate()
         .map(|(c, part)| {
-            let start = wp.start + (c * CHUNK) as u64;
+            let start = w.positions.start + (c * CHUNK) as u64;
             let cursor = eq.index.cursor(start, start + part.len() as u64);
             let mut broken = None;
             for (k, p) in cursor.enumerate() {
-                let i = start as usize + k;
-                let s = eq.scores[i];
+                let i = start + k as u64;
+                let s = w.scores[(i - w.positions.start) as usize];
                 if s == 0 {
                     continue;
                 }
-                let steps = eq.steps(i, &p, s, exits, |child| {
-                    let at = (child as u64).wrapping_sub(wc.start);
-                    dc.get(at as usize).copied()
+                let bit = (i - w.bits_from) as usize;
+                let steps = eq.steps(bit, &p, s, exits, |child| {
+                    let at = (child as u64).wrapping_sub(w.children.start) as usize;
+                    Some((*w.child_scores.get(at)?, *w.child_dist.get(at)?))
                 });
                 if steps.broken && s < 0 && broken.is_none() {
-                    broken = Some(i as u64);
+                    broken = Some(i);
                 }
                 if let Some(step) = steps.best {
                     let before = (part[k] != NO_STEP).then_some(u16::from(part[k]));

@@ -13,8 +13,9 @@ use oware_db::Position;
 use super::{agree_db, DistanceVerdict, VerifyError, VerifyObserver, VerifyOptions};
 use crate::comm::{Comm, LocalScores, PartitionConfig};
 use crate::distance::{
-    check_distances, check_distances_sliced, check_distances_sliced_windowed,
-    check_distances_windowed, DistanceError, DistanceSource, NO_DISTANCE,
+    check_distances, check_distances_range, check_distances_sliced,
+    check_distances_sliced_windowed, check_distances_windowed, ChildSource, DistanceError,
+    DistanceSource, NO_DISTANCE,
 };
 use crate::job::place::Placement;
 use crate::job::ranks::{check_rank_memory, tier_batch};
@@ -377,25 +378,45 @@ impl Held {
     /// Proves the distance table `table` of tier `n` from the tier's re-proved `scores` and
     /// the lower tiers ([`check_distances`]): on one process, held whole when the tier reads
     /// its lower tiers from memory, otherwise read in slices from the tables
-    /// ([`check_distances_sliced`]), where the distances (one byte per position) fit;
-    /// otherwise skipped, with the reason.
+    /// ([`check_distances_sliced`]), where the distances (one byte per position) fit, or in
+    /// windows; otherwise skipped, with the reason. Over several ranks, each rank proves its
+    /// range ([`verify_distances_ranked`]; a collective). `None`: the table could not be
+    /// opened on this rank.
     pub(super) fn verify_distances(
         &mut self,
+        comm: &dyn Comm,
         n: u8,
         scores: &[i8],
-        table: &Table,
+        table: Option<&Table>,
     ) -> DistanceVerdict {
         let skipped = |why: &str| DistanceVerdict::Skipped {
             tier: n,
             why: why.to_string(),
         };
-        let Held::Process {
-            common,
-            lower,
-            plans,
-        } = self
-        else {
-            return skipped("the tier is split over ranks (distances are proved by one process)");
+        let (common, lower, plans) = match self {
+            Held::Process {
+                common,
+                lower,
+                plans,
+            } => (common, lower, plans),
+            Held::Ranks { common, share, .. } => {
+                let range = share.partition(n).range(share.rank());
+                return verify_distances_ranked(
+                    comm,
+                    common,
+                    share.bytes(),
+                    n,
+                    range,
+                    scores,
+                    table,
+                );
+            }
+        };
+        let Some(table) = table else {
+            return DistanceVerdict::Failed {
+                tier: n,
+                error: "its distance table cannot be opened".into(),
+            };
         };
         let a = *common.opts.tiers.start();
         let resident = plans[usize::from(n - a)] == ExitPlan::Resident;
@@ -505,6 +526,147 @@ impl Held {
                 Ok(share.insert(n, LocalScores { start, scores })?)
             }
         }
+    }
+}
+
+/// [`Held::verify_distances`] over several ranks: each rank proves the distances of its
+/// range of tier `n` (its re-proved `scores`), the captures of its positions read in slices
+/// from the tables, their children's scores and distances a window at a time from the tier's
+/// tables ([`check_distances_range`]). Memory beside its scores and `held` bytes of lower
+/// tiers: a bit per position, then four windows. The verdict is every rank's: the lowest
+/// index that fails on any rank, or the longest distance of all. A collective.
+fn verify_distances_ranked(
+    comm: &dyn Comm,
+    common: &Common,
+    held: u64,
+    n: u8,
+    range: Range<u64>,
+    scores: &[i8],
+    table: Option<&Table>,
+) -> DistanceVerdict {
+    let rules = common.opts.rules;
+    let positions = scores.len() as u64;
+    let size = TierIndex::new(n, IndexKind::Reachable).size();
+    let beside = positions + positions.div_ceil(64) * 8 + held + PROCESS_BYTES;
+    let room = common.available.saturating_sub(beside);
+    let forced = common
+        .opts
+        .distance_window
+        .map(|w| (w / WINDOW_ALIGN * WINDOW_ALIGN).max(WINDOW_ALIGN));
+    let window = (room / 4 / WINDOW_ALIGN * WINDOW_ALIGN)
+        .min(forced.unwrap_or(u64::MAX))
+        .min(size.next_multiple_of(WINDOW_ALIGN));
+    // The same window on every rank, the least; none if one rank has no room.
+    let window = u64::MAX - comm.all_reduce_max(u64::MAX - window);
+    if window == 0 {
+        return DistanceVerdict::Skipped {
+            tier: n,
+            why: format!(
+                "they need {} of memory on each rank, or {} read in windows; {} are available",
+                human_bytes(beside + 4 * size),
+                human_bytes(beside + 4 * WINDOW_ALIGN),
+                human_bytes(common.available)
+            ),
+        };
+    }
+    // The slice of the lower tiers is read before the windows are allocated.
+    let slice_bytes = (room + least_slice(window_bytes(&rules, n)))
+        .min(common.opts.slice_bytes.unwrap_or(u64::MAX))
+        .max(1);
+    // Each rank's verdict: the longest distance, or the index that fails (0 for an error
+    // that names none) with the error.
+    let checked: Result<u8, (u64, String)> = match table {
+        None => Err((0, "its distance table cannot be opened on this rank".into())),
+        Some(table) => {
+            let children = TableChildren {
+                source: &common.source,
+                tier: n,
+                table,
+                max: AtomicU8::new(0),
+            };
+            let r = check_distances_range(
+                &rules,
+                n,
+                range,
+                scores,
+                &common.source,
+                slice_bytes,
+                &children,
+                window,
+            );
+            table.release_pages();
+            match r {
+                Ok(()) => Ok(children.max.into_inner()),
+                Err(e @ DistanceError::Wrong { index, .. }) => Err((index, e.to_string())),
+                Err(e) => Err((0, e.to_string())),
+            }
+        }
+    };
+    let key = checked.as_ref().map_or_else(|(k, _)| *k, |_| u64::MAX);
+    let lowest = u64::MAX - comm.all_reduce_max(u64::MAX - key);
+    let max = comm.all_reduce_max(checked.as_ref().map_or(0, |&m| u64::from(m)));
+    if lowest == u64::MAX {
+        return DistanceVerdict::Proved {
+            tier: n,
+            max: u8::try_from(max).unwrap_or(u8::MAX),
+            windows: size.div_ceil(window),
+        };
+    }
+    // The message of the lowest rank that found the lowest index.
+    let mine = match &checked {
+        Err((k, msg)) => [k.to_le_bytes().as_slice(), msg.as_bytes()].concat(),
+        Ok(_) => u64::MAX.to_le_bytes().to_vec(),
+    };
+    let error = comm
+        .all_gather_bytes(&mine)
+        .iter()
+        .find_map(|m| {
+            let (k, msg) = m.split_at_checked(8)?;
+            (u64::from_le_bytes(k.try_into().ok()?) == lowest)
+                .then(|| String::from_utf8_lossy(msg).into_owned())
+        })
+        .unwrap_or_else(|| "a rank failed".into());
+    DistanceVerdict::Failed { tier: n, error }
+}
+
+/// The children of a tier for [`check_distances_range`], read from its tables a window at a
+/// time: the scores from its score table (through `source`), the distances from `table`
+/// given them. Keeps the longest distance read.
+struct TableChildren<'a> {
+    source: &'a TableSource,
+    tier: u8,
+    table: &'a Table,
+    max: AtomicU8,
+}
+
+impl ChildSource for TableChildren<'_> {
+    fn read(
+        &self,
+        range: Range<u64>,
+        scores: &mut Vec<i8>,
+        dist: &mut Vec<u8>,
+    ) -> Result<(), DistanceError> {
+        let len = (range.end - range.start) as usize;
+        scores.clear();
+        scores.resize(len, 0);
+        self.source
+            .load(self.tier, range.start, scores)
+            .map_err(|e| DistanceError::Lower {
+                tier: self.tier,
+                error: e.to_string(),
+            })?;
+        dist.clear();
+        dist.resize(len, 0);
+        crate::dir::read::read_distances_window(self.table, range.start, scores, dist).map_err(
+            |e| DistanceError::Read {
+                tier: self.tier,
+                error: e.to_string(),
+            },
+        )?;
+        self.table.release_pages();
+        let m = dist.iter().copied().filter(|&d| d != NO_DISTANCE).max();
+        self.max.fetch_max(m.unwrap_or(0), Ordering::Relaxed);
+        Ok(())
     }
 }
 

@@ -443,6 +443,17 @@ pub fn verify_deep(
             .unwrap_or_default();
         tables[n] = good.map(|g| g.table);
     }
+    // Rank 0 checked the distance tables: the other ranks open the same ones.
+    let has_distances: Vec<bool> = distance_tables.iter().map(Option::is_some).collect();
+    let has_distances = agree_flags(comm, &has_distances);
+    if !root {
+        for (n, &has) in has_distances.iter().enumerate() {
+            if has {
+                let path = oware_db::manifest::distance_path(dir, None, n as u8);
+                distance_tables[n] = Table::open(&path).ok().map(|t| (t, String::new()));
+            }
+        }
+    }
     let recorded_flags: Vec<bool> = (0..=b)
         .map(|n| {
             root && manifest
@@ -495,10 +506,16 @@ pub fn verify_deep(
                     } else if n >= a {
                         let r = held.verify(comm, n, &mut scores, observer)?;
                         report.positions += r.positions;
-                        if r.is_ok() {
-                            if let Some((table, sum)) = distance_tables[n as usize].take() {
+                        if r.is_ok() && has_distances[n as usize] {
+                            // Every rank takes part, one that could not open the table too.
+                            let table = distance_tables[n as usize].take();
+                            let (table, sum) = match table {
+                                Some((t, sum)) => (Some(t), sum),
+                                None => (None, String::new()),
+                            };
+                            {
                                 observer.start(crate::progress::Phase::Distances, size);
-                                let v = held.verify_distances(n, &scores, &table);
+                                let v = held.verify_distances(comm, n, &scores, table.as_ref());
                                 if v.is_proved() && proven && unwritable.is_none() {
                                     if let Some(lock) = &lock {
                                         if let Err(e) = record(lock, n, &sum, true) {
