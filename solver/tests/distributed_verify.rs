@@ -17,8 +17,8 @@ use oware_db::Rules;
 use oware_solver::dir::CheckObserver;
 use oware_solver::distributed::{Comm, LocalComm, ThreadComm};
 use oware_solver::{
-    generate, verify_deep, DistanceVerdict, GenerateObserver, GenerateOptions, NoProgress, Phase, Progress,
-    RankError, TierReport, TierVerdict, VerifyError, VerifyObserver, VerifyOptions,
+    generate, verify_deep, DistanceVerdict, GenerateObserver, GenerateOptions, NoProgress, Phase,
+    Progress, RankError, TierReport, TierVerdict, VerifyError, VerifyObserver, VerifyOptions,
 };
 
 struct Silent;
@@ -178,12 +178,20 @@ fn ranks_prove_distances_as_one_process() {
         let want = check("generated");
         assert!(want.iter().all(|w| w.starts_with("proved")), "{want:?}");
         // A changed distance in tier 10, behind a valid checksum: named alike.
-        let scores = Table::open(&dir.join("tier-10.owt")).unwrap().read_all().unwrap();
-        let at = scores.len() / 2 + scores[scores.len() / 2..].iter().position(|&s| s != 0).unwrap();
+        let scores = Table::open(&dir.join("tier-10.owt"))
+            .unwrap()
+            .read_all()
+            .unwrap();
+        let at = scores.len() / 2
+            + scores[scores.len() / 2..]
+                .iter()
+                .position(|&s| s != 0)
+                .unwrap();
         rewrite_distances(&dir, 10, |b| b[at] = b[at].wrapping_add(1));
         let want = check("changed");
         assert!(
-            want.iter().any(|w| w.starts_with("failed 10: tier 10: position ")),
+            want.iter()
+                .any(|w| w.starts_with("failed 10: tier 10: position ")),
             "{want:?}"
         );
     }
