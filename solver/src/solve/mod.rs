@@ -1109,8 +1109,13 @@ fn scan_chunk(ctx: &Ctx<'_>, k: i8, c: usize, chunk: &[AtomicU8], mut hit: impl 
             continue;
         }
         let base = c * CHUNK + g * LEVEL_GRANULE;
-        for (q, oct) in granule.chunks(8).enumerate() {
-            let mut hits = oct_hits(oct, ctx.codes, k);
+        // Whole octs (every granule but the tier's last) without a length test per oct.
+        let mut octs = granule.chunks_exact(8);
+        for (q, oct) in octs.by_ref().enumerate() {
+            let Ok(oct) = <&[AtomicU8; 8]>::try_from(oct) else {
+                continue;
+            };
+            let mut hits = hits_of(load_oct(oct), !0, ctx.codes, k);
             while hits != 0 {
                 let r = hits.trailing_zeros() as usize / 8;
                 hits &= hits - 1;
@@ -1119,7 +1124,28 @@ fn scan_chunk(ctx: &Ctx<'_>, k: i8, c: usize, chunk: &[AtomicU8], mut hit: impl 
                 }
             }
         }
+        let rest = octs.remainder();
+        let q = granule.len() / 8;
+        let mut hits = oct_hits(rest, ctx.codes, k);
+        while hits != 0 {
+            let r = hits.trailing_zeros() as usize / 8;
+            hits &= hits - 1;
+            if let Some(v) = start_cell(&rest[r], ctx.codes, k) {
+                hit((base + q * 8 + r) as u64, v);
+            }
+        }
     }
+}
+
+/// The eight cells of `oct`, one per byte of the word (cell `r` in byte `r`), each read
+/// with its own relaxed load.
+#[inline(always)]
+fn load_oct(oct: &[AtomicU8; 8]) -> u64 {
+    let mut x = 0u64;
+    for (i, c) in oct.iter().enumerate() {
+        x |= u64::from(c.load(Ordering::Relaxed)) << (8 * i);
+    }
+    x
 }
 
 /// The scan of level `k` at one cell: decides it `+k` if it is waiting with exit `k`,
@@ -1141,18 +1167,24 @@ fn start_cell(cell: &AtomicU8, codes: Codes, k: i8) -> Option<i8> {
 /// lost to a concurrent propagation, which `start_cell` checks.
 #[inline(always)]
 fn oct_hits(oct: &[AtomicU8], codes: Codes, k: i8) -> u64 {
-    const LANES: u64 = 0x0101_0101_0101_0101;
-    const LOW7: u64 = 0x7F * LANES;
     let x = oct.iter().take(8).enumerate().fold(0u64, |x, (i, c)| {
         x | u64::from(c.load(Ordering::Relaxed)) << (8 * i)
     });
-    // Bit 7 of a lane of the result is set exactly when the lane of `y` is zero.
-    let zero = |y: u64| !(((y & LOW7) + LOW7) | y | LOW7);
     let lanes = if oct.len() >= 8 {
         !0
     } else {
         (1u64 << (8 * oct.len())) - 1
     };
+    hits_of(x, lanes, codes, k)
+}
+
+/// [`oct_hits`] of the cells `x` (one per byte) in the bytes `lanes` keeps.
+#[inline(always)]
+fn hits_of(x: u64, lanes: u64, codes: Codes, k: i8) -> u64 {
+    const LANES: u64 = 0x0101_0101_0101_0101;
+    const LOW7: u64 = 0x7F * LANES;
+    // Bit 7 of a lane of the result is set exactly when the lane of `y` is zero.
+    let zero = |y: u64| !(((y & LOW7) + LOW7) | y | LOW7);
     let waiting = zero(x ^ (u64::from(codes.waiting(k)) * LANES));
     let pending = zero(x ^ (u64::from(codes.pending(-k)) * LANES));
     (waiting | pending) & lanes
@@ -1386,6 +1418,10 @@ mod tests {
                         m | u64::from(hit) << (8 * r + 7)
                     });
                     assert_eq!(oct_hits(&oct, codes, k), expected, "n {n} k {k} {cells:?}");
+                    // The scan's path for whole octs.
+                    if let Ok(whole) = <&[AtomicU8; 8]>::try_from(oct.as_slice()) {
+                        assert_eq!(hits_of(load_oct(whole), !0, codes, k), expected);
+                    }
                 }
             }
         }
