@@ -326,6 +326,16 @@ macro_rules! rank_packed {
     }};
 }
 
+/// The half of a rank that depends on the opponent's side alone
+/// ([`TierIndex::opponent_half`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpponentHalf {
+    /// The tier's offset of the mover's seed count, plus the opponent side's rank.
+    base: u64,
+    /// Opponent sides of that seed count: the stride of the mover's rank.
+    nb: u64,
+}
+
 /// The index of one tier: rank and unrank between its positions and `0..size()`.
 ///
 /// Cheap to copy; the look-up tables (under 1 MB) are built once per process.
@@ -378,6 +388,29 @@ impl TierIndex {
     pub fn rank_unchecked(&self, p: &Position) -> u64 {
         debug_assert!(p.seeds() == self.n && self.kind.holds(p));
         rank_packed!(self, p.packed())
+    }
+
+    /// The half of [`TierIndex::rank_unchecked`] that depends on the opponent's side
+    /// (houses 6..12) of `p`, a position of this tier: worked out once for positions that
+    /// share it, each then ranked by its mover's side alone ([`TierIndex::rank_beside`]).
+    #[inline]
+    pub fn opponent_half(&self, p: &Position) -> OpponentHalf {
+        let (rb, nb, sb) = opponent_rank(self.kind, p.packed());
+        let n = usize::from(self.n) & (SP - 1);
+        let m = n.wrapping_sub(sb) & (SP - 1);
+        OpponentHalf {
+            base: tables().off12[self.kind as usize][n][m] + rb,
+            nb,
+        }
+    }
+
+    /// [`TierIndex::rank_unchecked`] of `p`, whose opponent's side is that of the position
+    /// `half` was worked out from (the caller guarantees it, as it guarantees what
+    /// `rank_unchecked` needs; otherwise the result is meaningless): the mover's half only.
+    #[inline(always)]
+    pub fn rank_beside(&self, p: &Position, half: &OpponentHalf) -> u64 {
+        let (ra, _) = mover_rank(p.packed());
+        half.base + ra * half.nb
     }
 
     /// The rank of `p` loaded whole ([`Position::packed_whole`]): see

@@ -447,6 +447,30 @@ impl Position {
     /// [`Position::unmoves`].
     #[inline]
     pub fn unmoves_reachable(&self, rules: &Rules, mut f: impl FnMut(Position, u8)) {
+        self.unmoves_reachable_in::<false>(rules, |p, house, _| f(p, house));
+    }
+
+    /// [`Position::unmoves_reachable`] with a third argument to `f`: `true` when the parent's
+    /// opponent side (houses 6..12) is this position's side to move, flipped (the sowing
+    /// stayed on the parent's own side: most parents), so that what depends on that side
+    /// alone, such as the opponent's half of an index rank
+    /// ([`crate::index::TierIndex::opponent_half`]), is worked out once for all of them. On
+    /// the common path those parents come first, then the others; otherwise in the order of
+    /// [`Position::unmoves`].
+    #[inline]
+    pub fn unmoves_reachable_by_side(&self, rules: &Rules, f: impl FnMut(Position, u8, bool)) {
+        self.unmoves_reachable_in::<true>(rules, f);
+    }
+
+    /// The un-moves of [`Position::unmoves_reachable`], each with whether its parent's
+    /// opponent side is this position's mover side; `SPLIT`: those parents first on the
+    /// common path (otherwise in order).
+    #[inline(always)]
+    fn unmoves_reachable_in<const SPLIT: bool>(
+        &self,
+        rules: &Rules,
+        mut f: impl FnMut(Position, u8, bool),
+    ) {
         let after = self.flipped().packed();
         let nonzero = nonzero_houses(after);
         let opp_nonzero = nonzero >> 6;
@@ -464,7 +488,8 @@ impl Position {
             // that may go all around the board, or a possible grand slam.
             self.unmoves(rules, |p, house| {
                 if p.is_reachable() {
-                    f(p, house);
+                    let same = SPLIT && p.packed() >> 48 == after >> 48;
+                    f(p, house, same);
                 }
             });
             return;
@@ -489,13 +514,22 @@ impl Position {
             sown &= 0u32.wrapping_sub(empty) & ((1 << FAST_SOWN) - 1);
             found |= u64::from(sown) << (FAST_SOWN * i);
         }
-        while found != 0 {
-            let b = found.trailing_zeros() as usize;
-            found &= found - 1;
-            f(
-                Position::from_packed(after.wrapping_add(UNSOW[b])),
-                (b / FAST_SOWN) as u8,
-            );
+        let mut emit = |mut bits: u64, same: bool| {
+            while bits != 0 {
+                let b = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                f(
+                    Position::from_packed(after.wrapping_add(UNSOW[b])),
+                    (b / FAST_SOWN) as u8,
+                    same,
+                );
+            }
+        };
+        if SPLIT {
+            emit(found & SAME_SIDE, true);
+            emit(found & !SAME_SIDE, false);
+        } else {
+            emit(found, false);
         }
     }
 
@@ -601,6 +635,22 @@ const UNSOW: [u128; 6 * FAST_SOWN] = {
         i += 1;
     }
     t
+};
+
+/// The bits `FAST_SOWN * i + s - 1` of the fast un-moves whose sowing of `s` seeds from house
+/// `i` stays on the mover's side (`i + s <= 5`): the parent's opponent side is the child's.
+const SAME_SIDE: u64 = {
+    let mut m = 0u64;
+    let mut i = 0;
+    while i < 6 {
+        let mut s = 1;
+        while i + s <= 5 {
+            m |= 1 << (FAST_SOWN * i + s - 1);
+            s += 1;
+        }
+        i += 1;
+    }
+    m
 };
 
 /// Every byte of a word at 1.

@@ -77,6 +77,34 @@ fn check_reachable(q: &Position, rules: &Rules) {
     let mut got = Vec::new();
     q.unmoves_reachable(rules, |p, house| got.push((p, house)));
     assert_eq!(got, want, "rules {rules}, position {q}: unmoves_reachable");
+    // By side: the same parents, each flagged exactly when its opponent side is `q`'s mover
+    // side; such parents ranked by their mover's half alone get their index.
+    let reachable = TierIndex::new(q.seeds(), IndexKind::Reachable);
+    let half = reachable.opponent_half(&q.flipped());
+    let mut by_side = Vec::new();
+    q.unmoves_reachable_by_side(rules, |p, house, same| {
+        let opp = |x: &Position| (0..6).map(|h| x.houses()[6 + h]).collect::<Vec<_>>();
+        let mine = (0..6).map(|h| q.houses()[h]).collect::<Vec<_>>();
+        assert_eq!(
+            same,
+            opp(&p) == mine,
+            "rules {rules}, position {q}, parent {p}"
+        );
+        if same {
+            assert_eq!(
+                reachable.rank_beside(&p, &half),
+                reachable.rank_unchecked(&p),
+                "rules {rules}, parent {p}"
+            );
+        }
+        by_side.push((p, house));
+    });
+    by_side.sort_unstable();
+    want.sort_unstable();
+    assert_eq!(
+        by_side, want,
+        "rules {rules}, position {q}: unmoves_reachable_by_side"
+    );
 }
 
 #[test]
