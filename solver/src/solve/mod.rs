@@ -296,8 +296,15 @@ impl Ctx<'_> {
     /// `false` for one process, whose loops then do nothing for ranks.
     #[inline]
     fn parents<const R: bool>(&self, c: &Position, low: bool, out: &mut Vec<(u64, Position)>) {
-        c.unmoves_reachable(self.rules, |p, _house| {
-            let g = self.index.rank_unchecked(&p);
+        // Most parents keep `c`'s side to move as their opponent's side: the opponent's half
+        // of their ranks is worked out once.
+        let half = self.index.opponent_half(&c.flipped());
+        c.unmoves_reachable_by_side(self.rules, |p, _house, same| {
+            let g = if same {
+                self.index.rank_beside(&p, &half)
+            } else {
+                self.index.rank_unchecked(&p)
+            };
             let j = if R { g.wrapping_sub(self.start) } else { g };
             if let Some(cell) = self.cells.get(j as usize) {
                 prefetch(cell);

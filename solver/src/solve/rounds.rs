@@ -220,8 +220,13 @@ impl Step {
         // one caller and stays inlined there (sharing it made `--no-distance` 1.1 times
         // slower: callgrind showed the un-moves and the rank called out of line).
         let buf = &mut self.buf;
-        p.unmoves_reachable(ctx.rules, |q, _house| {
-            let i = ctx.index.rank_unchecked(&q);
+        let half = ctx.index.opponent_half(&p.flipped());
+        p.unmoves_reachable_by_side(ctx.rules, |q, _house, same| {
+            let i = if same {
+                ctx.index.rank_beside(&q, &half)
+            } else {
+                ctx.index.rank_unchecked(&q)
+            };
             if R {
                 if let Some(cell) = ctx.cells.get(i.wrapping_sub(ctx.start) as usize) {
                     prefetch(cell);
