@@ -686,12 +686,18 @@ fn nonzero_houses(x: u128) -> u32 {
 /// whose count is in the capture set `set` (bit `c` for count `c`, counts 1..=3).
 #[inline(always)]
 fn capture_houses(side: u64, set: u8) -> u32 {
-    let mut m = 0;
-    for c in 1..=3 {
-        if set >> c & 1 != 0 {
-            m |= count_bytes(side, c);
+    let m = if set == 0b1100 {
+        // Counts 2 and 3 (both presets): the bytes that are 3 once their low bit is set.
+        count_bytes(side | BYTES_1, 3)
+    } else {
+        let mut m = 0;
+        for c in 1..=3 {
+            if set >> c & 1 != 0 {
+                m |= count_bytes(side, c);
+            }
         }
-    }
+        m
+    };
     gather_bytes(m) & 0x3F
 }
 
