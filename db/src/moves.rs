@@ -499,20 +499,12 @@ impl Position {
         // made an opponent house's count one that captures (no grand slam is possible).
         // With every opponent house holding seeds, the parent is reachable only if the
         // sowing passed an opponent house that holds a single seed now.
-        let all_opp_nonzero = opp_nonzero == 0x3F;
-        let singles = gather_bytes(count_bytes(opp, 1)) << 6;
-        let mut found = 0u64;
-        for i in 0..6 {
-            let r = i + 1;
-            let run = (!rotate12(nonzero, r)).trailing_zeros();
-            let mut sown = ((1u32 << run) - 1) & !rotate12(captures, r);
-            if all_opp_nonzero {
-                let first_single = (rotate12(singles, r) | 1 << HOUSES).trailing_zeros();
-                sown &= !((1u32 << first_single) - 1);
-            }
-            let empty = (nonzero >> i) & 1 ^ 1;
-            sown &= 0u32.wrapping_sub(empty) & ((1 << FAST_SOWN) - 1);
-            found |= u64::from(sown) << (FAST_SOWN * i);
+        // Each of the three is one look-up of a table of the un-moves it allows.
+        let mut found =
+            FAST_RUNS[nonzero as usize & 0xFFF] & FAST_NO_CAPTURE[(captures >> 6) as usize & 63];
+        if opp_nonzero == 0x3F {
+            let singles = gather_bytes(count_bytes(opp, 1));
+            found &= FAST_SINGLES[singles as usize & 63];
         }
         let mut emit = |mut bits: u64, same: bool| {
             while bits != 0 {
@@ -637,6 +629,87 @@ const UNSOW: [u128; 6 * FAST_SOWN] = {
     t
 };
 
+/// `FAST_RUNS[nz]`: the fast un-moves (bit `FAST_SOWN * i + s - 1`: a sowing of `s` seeds
+/// from house `i` of the mover taken back) that the houses holding seeds allow, `nz` (a bit
+/// per house): from each empty house `i`, sowings of 1 up to [`FAST_SOWN`] seeds that put a
+/// seed only in houses holding seeds now (the houses after `i` up to the first empty one).
+static FAST_RUNS: [u64; 1 << HOUSES] = {
+    let mut t = [0u64; 1 << HOUSES];
+    let mut nz = 0;
+    while nz < 1 << HOUSES {
+        let mut m = 0u64;
+        let mut i = 0;
+        while i < 6 {
+            if nz >> i & 1 == 0 {
+                let mut s = 1;
+                while s <= FAST_SOWN && nz >> ((i + s) % HOUSES) & 1 != 0 {
+                    m |= 1 << (FAST_SOWN * i + s - 1);
+                    s += 1;
+                }
+            }
+            i += 1;
+        }
+        t[nz] = m;
+        nz += 1;
+    }
+    t
+};
+
+/// `FAST_NO_CAPTURE[c]`: the fast un-moves whose last seed does not land on an opponent house
+/// of `c` (bit `h − 6` for house `h`: the houses whose count captures), that is those whose
+/// move captured nothing.
+static FAST_NO_CAPTURE: [u64; 64] = {
+    let mut t = [0u64; 64];
+    let mut c = 0;
+    while c < 64 {
+        let mut m = 0u64;
+        let mut i = 0;
+        while i < 6 {
+            let mut s = 1;
+            while s <= FAST_SOWN {
+                let last = (i + s) % HOUSES;
+                if last < 6 || c >> (last - 6) & 1 == 0 {
+                    m |= 1 << (FAST_SOWN * i + s - 1);
+                }
+                s += 1;
+            }
+            i += 1;
+        }
+        t[c] = m;
+        c += 1;
+    }
+    t
+};
+
+/// `FAST_SINGLES[g]`: the fast un-moves whose sowing put a seed in an opponent house of `g`
+/// (bit `h − 6` for house `h`: the houses holding a single seed now), so that the parent left
+/// the opponent a house without seeds. With every opponent house holding seeds, a parent is
+/// reachable only then.
+static FAST_SINGLES: [u64; 64] = {
+    let mut t = [0u64; 64];
+    let mut g = 0;
+    while g < 64 {
+        let mut m = 0u64;
+        let mut i = 0;
+        while i < 6 {
+            let mut s = 1;
+            let mut passed = false;
+            while s <= FAST_SOWN {
+                let h = (i + s) % HOUSES;
+                passed = passed || (h >= 6 && g >> (h - 6) & 1 != 0);
+                if passed {
+                    m |= 1 << (FAST_SOWN * i + s - 1);
+                }
+                s += 1;
+            }
+            i += 1;
+        }
+        t[g] = m;
+        g += 1;
+    }
+    t
+};
+
 /// The bits `FAST_SOWN * i + s - 1` of the fast un-moves whose sowing of `s` seeds from house
 /// `i` stays on the mover's side (`i + s <= 5`): the parent's opponent side is the child's.
 const SAME_SIDE: u64 = {
@@ -699,12 +772,6 @@ fn capture_houses(side: u64, set: u8) -> u32 {
         m
     };
     gather_bytes(m) & 0x3F
-}
-
-/// Rotates a 12-bit house mask right by `r` (1..=6): bit 0 of the result is house `r`.
-#[inline(always)]
-fn rotate12(x: u32, r: usize) -> u32 {
-    (x >> r | x << (HOUSES - r)) & 0xFFF
 }
 
 /// `ONE_SEED[h]`: one seed in house `h` of a packed board.
