@@ -296,7 +296,7 @@ macro_rules! rank_packed {
         // The four triples of houses, 24 bits each, and their sums; every table index is
         // masked to its table, so a position of another tier gives a meaningless index
         // rather than a panic.
-        let t = tables();
+        let t = index.t;
         let x: u128 = $x;
         // Both triples of a side at once ([`side_triples`]).
         let (ka1, ka2, ta, ta2) = side_triples(x as u64);
@@ -338,11 +338,30 @@ pub struct OpponentHalf {
 
 /// The index of one tier: rank and unrank between its positions and `0..size()`.
 ///
-/// Cheap to copy; the look-up tables (under 1 MB) are built once per process.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Cheap to copy; the look-up tables (under 1 MB) are built once per process, and each
+/// index holds a reference to them (no check that they are built per rank).
+#[derive(Clone, Copy)]
 pub struct TierIndex {
     n: u8,
     kind: IndexKind,
+    t: &'static Tables,
+}
+
+impl PartialEq for TierIndex {
+    fn eq(&self, other: &Self) -> bool {
+        (self.n, self.kind) == (other.n, other.kind)
+    }
+}
+
+impl Eq for TierIndex {}
+
+impl std::fmt::Debug for TierIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TierIndex")
+            .field("n", &self.n)
+            .field("kind", &self.kind)
+            .finish()
+    }
 }
 
 impl TierIndex {
@@ -352,8 +371,11 @@ impl TierIndex {
     /// If `n > 48`.
     pub fn new(n: u8, kind: IndexKind) -> Self {
         assert!(n <= MAX_SEEDS, "tier {n} is over 48");
-        tables();
-        TierIndex { n, kind }
+        TierIndex {
+            n,
+            kind,
+            t: tables(),
+        }
     }
 
     /// The tier (seed count).
@@ -370,7 +392,7 @@ impl TierIndex {
     /// C(n+11, 11) − C(n+5, 11) for [`IndexKind::Reachable`].
     pub fn size(&self) -> u64 {
         let n = self.n as usize;
-        tables().off12[self.kind as usize][n][n + 1]
+        self.t.off12[self.kind as usize][n][n + 1]
     }
 
     /// The index of `p`, or `None` if `p` is not of this tier or not covered by this kind.
@@ -395,11 +417,11 @@ impl TierIndex {
     /// share it, each then ranked by its mover's side alone ([`TierIndex::rank_beside`]).
     #[inline]
     pub fn opponent_half(&self, p: &Position) -> OpponentHalf {
-        let (rb, nb, sb) = opponent_rank(self.kind, p.packed());
+        let (rb, nb, sb) = opponent_rank(self.t, self.kind, p.packed());
         let n = usize::from(self.n) & (SP - 1);
         let m = n.wrapping_sub(sb) & (SP - 1);
         OpponentHalf {
-            base: tables().off12[self.kind as usize][n][m] + rb,
+            base: self.t.off12[self.kind as usize][n][m] + rb,
             nb,
         }
     }
@@ -409,7 +431,7 @@ impl TierIndex {
     /// `rank_unchecked` needs; otherwise the result is meaningless): the mover's half only.
     #[inline(always)]
     pub fn rank_beside(&self, p: &Position, half: &OpponentHalf) -> u64 {
-        let (ra, _) = mover_rank(p.packed());
+        let (ra, _) = mover_rank(self.t, p.packed());
         half.base + ra * half.nb
     }
 
@@ -425,10 +447,10 @@ impl TierIndex {
     /// opponent's side only (see the module's layout). What a reader of another order that
     /// keeps one side fixed over a run of positions computes once per run.
     pub(crate) fn rank_parts(&self, x: u128) -> (u64, u64, u64) {
-        let (ra, m) = mover_rank(x);
-        let (rb, nb, _) = opponent_rank(self.kind, x);
+        let (ra, m) = mover_rank(self.t, x);
+        let (rb, nb, _) = opponent_rank(self.t, self.kind, x);
         let n = usize::from(self.n) & (SP - 1);
-        (ra, nb, tables().off12[self.kind as usize][n][m] + rb)
+        (ra, nb, self.t.off12[self.kind as usize][n][m] + rb)
     }
 
     /// The position with index `i`.
@@ -447,7 +469,7 @@ impl TierIndex {
     #[inline]
     fn unrank_mover(&self, i: u64) -> (u128, usize, u64, u64) {
         assert!(i < self.size(), "index {i} out of tier {}", self.n);
-        let t = tables();
+        let t = self.t;
         let n = self.n as usize;
         let m = block_of(&t.off12[self.kind as usize][n], i);
         let q = i - t.off12[self.kind as usize][n][m];
@@ -464,7 +486,7 @@ impl TierIndex {
     /// How many opponent sides of `sb` seeds this kind holds.
     #[inline]
     fn sides(&self, sb: usize) -> u64 {
-        let t = tables();
+        let t = self.t;
         match self.kind {
             IndexKind::Dense => t.off6_dense[sb][sb + 1],
             IndexKind::Reachable => t.off6_zero[sb][sb + 1],
@@ -475,7 +497,7 @@ impl TierIndex {
     /// the rows of its first triple (see [`Opponent`]).
     #[inline]
     fn unrank_opponent(&self, sb: usize, rb: u64) -> Opponent {
-        let t = tables();
+        let t = self.t;
         let (tb, b1, b2, limit, b1_end) = match self.kind {
             IndexKind::Dense => {
                 let tb = block_of(&t.off6_dense[sb], rb);
@@ -615,7 +637,7 @@ impl Unranker {
             // Only the last triple moves on, within the compositions of its sum.
             self.b2 += i - self.last;
             let packed = (self.packed & !(0xFF_FFFFu128 << 72))
-                | unrank3(tables(), self.last_sum, self.b2) << 72;
+                | unrank3(self.index.t, self.last_sum, self.b2) << 72;
             self.packed = packed;
             self.last = i;
             return Position::from_packed(packed);
@@ -642,7 +664,7 @@ impl Unranker {
                 b1 += 1;
             }
             if b1 < self.b1_end {
-                let t = tables();
+                let t = self.index.t;
                 self.packed = self.mover
                     | unrank3(t, self.first_sum, b1) << 48
                     | unrank3(t, self.last_sum, b2) << 72;
@@ -731,7 +753,7 @@ impl ChildRanker {
             self.parts[h] = self.opponent_part(x);
         }
         let (rb, nb, sb) = self.parts[h];
-        let (ra, m) = mover_rank(x);
+        let (ra, m) = mover_rank(tables(), x);
         let n = (m + sb) & (SP - 1);
         tables().off12[self.kind as usize][n][m] + ra * nb + rb
     }
@@ -739,15 +761,14 @@ impl ChildRanker {
     /// [`opponent_rank`] out of line: it runs only when a run's side changes.
     #[inline(never)]
     fn opponent_part(&self, x: u128) -> (u64, u64, usize) {
-        opponent_rank(self.kind, x)
+        opponent_rank(tables(), self.kind, x)
     }
 }
 
 /// `rank6(a)` of the mover's side of the packed board `x` (houses 0..6), and its seeds `m`
 /// (see the module's layout; tables indexed by masked values, as in a rank).
 #[inline(always)]
-fn mover_rank(x: u128) -> (u64, usize) {
-    let t = tables();
+fn mover_rank(t: &Tables, x: u128) -> (u64, usize) {
     let (k1, k2, ta, ta2) = side_triples(x as u64);
     let m = (ta + ta2) & (SP - 1);
     (
@@ -759,8 +780,7 @@ fn mover_rank(x: u128) -> (u64, usize) {
 /// `rankB(b)`, `B(n − m)` and the seeds of the opponent's side of the packed board `x`
 /// (houses 6..12) in an index of `kind` (see the module's layout).
 #[inline(always)]
-fn opponent_rank(kind: IndexKind, x: u128) -> (u64, u64, usize) {
-    let t = tables();
+fn opponent_rank(t: &Tables, kind: IndexKind, x: u128) -> (u64, u64, usize) {
     let (k1, k2, tb, tb2) = side_triples((x >> 48) as u64);
     let sb = (tb + tb2) & (SP - 1);
     let sb1 = (sb + 1) & (ROW - 1);
