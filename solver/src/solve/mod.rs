@@ -932,8 +932,10 @@ pub(crate) fn solve_placed(
     progress.start(Phase::Propagate, size as u64);
     if tuning.distances {
         let distances = match tuning.spill {
-            Some(spill) if spill::windows(size as u64, &spill).len() > 1 => {
-                debug_assert!(place.ranked().is_none(), "distances out of core over ranks");
+            // Over several ranks each rank holds its range's distances (no windows).
+            Some(spill)
+                if place.ranked().is_none() && spill::windows(size as u64, &spill).len() > 1 =>
+            {
                 solve_in_windows(&ctx, progress, &mut stats, &spill)?
             }
             _ => {
@@ -1011,12 +1013,22 @@ fn solve_in_rounds(
     let size = ctx.cells.len();
     let n = ctx.n;
     let len = (window.end - window.start) as usize;
-    let dist = AtomicBuf::<AtomicU8>::zeroed(len)
-        .map_err(|e| AllocError::new::<AtomicU8>(n, "distances", size as u64, len, e))?;
     let flags = size.div_ceil(DIRTY);
-    let dirty = try_vec(flags, |_| AtomicBool::new(false)).map_err(|e| {
-        AllocError::new::<AtomicBool>(n, "dirty flags", size as u64, flags, e.into_io())
-    })?;
+    let arrays = AtomicBuf::<AtomicU8>::zeroed(len)
+        .map_err(|e| AllocError::new::<AtomicU8>(n, "distances", size as u64, len, e))
+        .and_then(|dist| {
+            let dirty = try_vec(flags, |_| AtomicBool::new(false)).map_err(|e| {
+                AllocError::new::<AtomicBool>(n, "dirty flags", size as u64, flags, e.into_io())
+            })?;
+            Ok((dist, dirty))
+        });
+    // Over several ranks, every rank fails if one did (before any round's collective).
+    let (dist, dirty) = match &over {
+        Some(o) => o
+            .ranks
+            .agree(arrays, n, "distances", len as u64, (len + flags) as u64)?,
+        None => arrays?,
+    };
     let carry = (ctx.tuning.stack * rounds::CARRY_PER_STACK) as i64;
     let rounds = rounds::Rounds::new(
         &dist,

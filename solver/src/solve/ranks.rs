@@ -293,6 +293,22 @@ impl Ranks<'_> {
     pub(super) fn max(&self, value: u64) -> u64 {
         self.comm.all_reduce_max(value)
     }
+
+    /// Arrays of tier `n` just allocated (or not) on this rank, `bytes` of them for
+    /// `positions`: every rank fails if one did, naming it. A collective.
+    ///
+    /// # Errors
+    /// This rank's [`AllocError`], or one naming the rank that failed.
+    pub(super) fn agree<T>(
+        &self,
+        arrays: Result<T, AllocError>,
+        n: u8,
+        what: &'static str,
+        positions: u64,
+        bytes: u64,
+    ) -> Result<T, AllocError> {
+        crate::comm::agree_arrays(self.comm, arrays, n, what, positions, bytes)
+    }
 }
 
 /// Applies updates received from other ranks at level `k` (each the parent's index shifted
