@@ -33,16 +33,25 @@ pub trait DistanceSource: Sync {
 
 /// Where a check reads a window of a tier's children: their scores and stored distances.
 pub(crate) trait ChildSource: Sync {
-    /// Reads the scores and distances of the indices `range` into `scores` and `dist`,
+    /// The scores of the indices `range` where they are held (no copy), or `None`.
+    fn held_scores(&self, range: Range<u64>) -> Option<&[i8]>;
+
+    /// Reads the scores of the indices `range` into `out`, resized to its length.
+    ///
+    /// # Errors
+    /// [`DistanceError::Lower`] when they cannot be read.
+    fn read_scores(&self, range: Range<u64>, out: &mut Vec<i8>) -> Result<(), DistanceError>;
+
+    /// Reads the distances of the indices `range`, whose scores are `scores`, into `out`,
     /// resized to its length.
     ///
     /// # Errors
-    /// [`DistanceError::Read`] or [`DistanceError::Lower`] when they cannot be read.
-    fn read(
+    /// [`DistanceError::Read`] when they cannot be read.
+    fn read_distances(
         &self,
         range: Range<u64>,
-        scores: &mut Vec<i8>,
-        dist: &mut Vec<u8>,
+        scores: &[i8],
+        out: &mut Vec<u8>,
     ) -> Result<(), DistanceError>;
 }
 
@@ -54,15 +63,23 @@ struct HeldScores<'a> {
 }
 
 impl ChildSource for HeldScores<'_> {
-    fn read(
+    fn held_scores(&self, range: Range<u64>) -> Option<&[i8]> {
+        self.scores.get(range.start as usize..range.end as usize)
+    }
+
+    fn read_scores(&self, range: Range<u64>, out: &mut Vec<i8>) -> Result<(), DistanceError> {
+        out.clear();
+        out.extend_from_slice(&self.scores[range.start as usize..range.end as usize]);
+        Ok(())
+    }
+
+    fn read_distances(
         &self,
         range: Range<u64>,
-        scores: &mut Vec<i8>,
-        dist: &mut Vec<u8>,
+        _scores: &[i8],
+        out: &mut Vec<u8>,
     ) -> Result<(), DistanceError> {
-        scores.clear();
-        scores.extend_from_slice(&self.scores[range.start as usize..range.end as usize]);
-        self.source.read(range, dist)
+        self.source.read(range, out)
     }
 }
 
@@ -138,7 +155,8 @@ pub fn check_distances_sliced_windowed(
 /// The distances of the positions `own` of tier `n` (their scores `scores`) checked as
 /// [`check_distances_sliced_windowed`] checks a whole tier's, the scores and distances of
 /// their children read from `children` a window at a time: what one rank of several checks
-/// of its range. Memory beside `scores`: four windows, a bit per position and one slice.
+/// of its range. Memory beside `scores`: four windows (three where `children` holds the
+/// scores), a bit per position and one slice.
 ///
 /// # Errors
 /// As [`check_distances_sliced_windowed`], the lowest failing index of `own` named;
@@ -204,10 +222,10 @@ fn check_range(
         captures,
     };
     let (mut own_dist, mut child_scores, mut child_dist) = (Vec::new(), Vec::new(), Vec::new());
-    let mut unused = Vec::new();
     let mut folded: Vec<u8> = Vec::new();
     for wp in cut(own.clone()) {
-        children.read(wp.clone(), &mut unused, &mut own_dist)?;
+        let ws = &scores[(wp.start - own.start) as usize..(wp.end - own.start) as usize];
+        children.read_distances(wp.clone(), ws, &mut own_dist)?;
         if own_dist.len() as u64 != wp.end - wp.start {
             return Err(DistanceError::Length {
                 tier: n,
@@ -215,20 +233,26 @@ fn check_range(
                 positions: wp.end - wp.start,
             });
         }
-        let ws = &scores[(wp.start - own.start) as usize..(wp.end - own.start) as usize];
         folded.clear();
         folded.resize(own_dist.len(), NO_STEP);
         // The lowest position of the window whose disfavoured score met a keeping child
         // without a distance.
         let mut broken: Option<u64> = None;
         for (k, wc) in cut(0..size).into_iter().enumerate() {
-            children.read(wc.clone(), &mut child_scores, &mut child_dist)?;
+            let cs = match children.held_scores(wc.clone()) {
+                Some(held) => held,
+                None => {
+                    children.read_scores(wc.clone(), &mut child_scores)?;
+                    &child_scores
+                }
+            };
+            children.read_distances(wc.clone(), cs, &mut child_dist)?;
             let window = Window {
                 positions: wp.clone(),
                 scores: ws,
                 bits_from: own.start,
                 children: wc,
-                child_scores: &child_scores,
+                child_scores: cs,
                 child_dist: &child_dist,
             };
             let found = fold(&eq, &window, k == 0, &mut folded);

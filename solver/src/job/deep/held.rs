@@ -533,7 +533,8 @@ impl Held {
 /// range of tier `n` (its re-proved `scores`), the captures of its positions read in slices
 /// from the tables, their children's scores and distances a window at a time from the tier's
 /// tables ([`check_distances_range`]). Memory beside its scores and `held` bytes of lower
-/// tiers: a bit per position, then four windows. The verdict is every rank's: the lowest
+/// tiers: a bit per position, then four windows, together at most a byte per position of
+/// its range. The verdict is every rank's: the lowest
 /// index that fails on any rank, or the longest distance of all. A collective.
 fn verify_distances_ranked(
     comm: &dyn Comm,
@@ -553,9 +554,13 @@ fn verify_distances_ranked(
         .opts
         .distance_window
         .map(|w| (w / WINDOW_ALIGN * WINDOW_ALIGN).max(WINDOW_ALIGN));
+    // Four windows take at most the bytes of this rank's scores, as the one process's
+    // distances take the bytes of its tier's: each rank's share of the memory stays its
+    // share of the tier.
+    let share = positions.div_ceil(4).next_multiple_of(WINDOW_ALIGN).max(WINDOW_ALIGN);
     let window = (room / 4 / WINDOW_ALIGN * WINDOW_ALIGN)
         .min(forced.unwrap_or(u64::MAX))
-        .min(size.next_multiple_of(WINDOW_ALIGN));
+        .min(share);
     // The same window on every rank, the least; none if one rank has no room.
     let window = u64::MAX - comm.all_reduce_max(u64::MAX - window);
     if window == 0 {
@@ -640,23 +645,29 @@ struct TableChildren<'a> {
 }
 
 impl ChildSource for TableChildren<'_> {
-    fn read(
-        &self,
-        range: Range<u64>,
-        scores: &mut Vec<i8>,
-        dist: &mut Vec<u8>,
-    ) -> Result<(), DistanceError> {
-        let len = (range.end - range.start) as usize;
-        scores.clear();
-        scores.resize(len, 0);
+    fn held_scores(&self, _range: Range<u64>) -> Option<&[i8]> {
+        None
+    }
+
+    fn read_scores(&self, range: Range<u64>, out: &mut Vec<i8>) -> Result<(), DistanceError> {
+        out.clear();
+        out.resize((range.end - range.start) as usize, 0);
         self.source
-            .load(self.tier, range.start, scores)
+            .load(self.tier, range.start, out)
             .map_err(|e| DistanceError::Lower {
                 tier: self.tier,
                 error: e.to_string(),
-            })?;
+            })
+    }
+
+    fn read_distances(
+        &self,
+        range: Range<u64>,
+        scores: &[i8],
+        dist: &mut Vec<u8>,
+    ) -> Result<(), DistanceError> {
         dist.clear();
-        dist.resize(len, 0);
+        dist.resize((range.end - range.start) as usize, 0);
         crate::dir::read::read_distances_window(self.table, range.start, scores, dist).map_err(
             |e| DistanceError::Read {
                 tier: self.tier,
