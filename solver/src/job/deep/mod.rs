@@ -443,14 +443,36 @@ pub fn verify_deep(
             .unwrap_or_default();
         tables[n] = good.map(|g| g.table);
     }
-    // Rank 0 checked the distance tables: the other ranks open the same ones.
-    let has_distances: Vec<bool> = distance_tables.iter().map(Option::is_some).collect();
-    let has_distances = agree_flags(comm, &has_distances);
+    // Rank 0 checked the distance tables: the other ranks open the same files, by the
+    // paths rank 0 sends (one per line, empty where a tier has none).
+    let paths: Vec<String> = distance_tables
+        .iter()
+        .map(|d| {
+            d.as_ref()
+                .map(|(t, _)| t.path().to_string_lossy().into_owned())
+                .unwrap_or_default()
+        })
+        .collect();
+    let paths = if comm.size() > 1 {
+        let all = comm.all_gather_bytes(paths.join("\n").as_bytes());
+        let first = all.first().map(|b| String::from_utf8_lossy(b).into_owned());
+        first
+            .unwrap_or_default()
+            .split('\n')
+            .map(str::to_string)
+            .collect()
+    } else {
+        paths
+    };
+    let has_distances: Vec<bool> = (0..=b as usize)
+        .map(|n| paths.get(n).is_some_and(|p| !p.is_empty()))
+        .collect();
     if !root {
-        for (n, &has) in has_distances.iter().enumerate() {
-            if has {
-                let path = oware_db::manifest::distance_path(dir, None, n as u8);
-                distance_tables[n] = Table::open(&path).ok().map(|t| (t, String::new()));
+        for (n, path) in paths.iter().enumerate().take(b as usize + 1) {
+            if !path.is_empty() {
+                distance_tables[n] = Table::open(std::path::Path::new(path))
+                    .ok()
+                    .map(|t| (t, String::new()));
             }
         }
     }
