@@ -574,8 +574,10 @@ fn verify_distances_ranked(
             ),
         };
     }
-    // The slice of the lower tiers is read before the windows are allocated.
-    let slice_bytes = (room + least_slice(window_bytes(&rules, n)))
+    // The slice of the lower tiers is read before the windows are allocated, and takes at
+    // most about a byte per position of this rank's range too (more sweeps over the range
+    // rather than the lower tiers' whole window on every rank).
+    let slice_bytes = (room.min(positions) + least_slice(window_bytes(&rules, n)))
         .min(common.opts.slice_bytes.unwrap_or(u64::MAX))
         .max(1);
     // Each rank's verdict: the longest distance, or the index that fails (0 for an error
