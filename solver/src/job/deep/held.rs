@@ -557,7 +557,10 @@ fn verify_distances_ranked(
     // Four windows take at most the bytes of this rank's scores, as the one process's
     // distances take the bytes of its tier's: each rank's share of the memory stays its
     // share of the tier.
-    let share = positions.div_ceil(4).next_multiple_of(WINDOW_ALIGN).max(WINDOW_ALIGN);
+    let share = positions
+        .div_ceil(4)
+        .next_multiple_of(WINDOW_ALIGN)
+        .max(WINDOW_ALIGN);
     let window = (room / 4 / WINDOW_ALIGN * WINDOW_ALIGN)
         .min(forced.unwrap_or(u64::MAX))
         .min(share);
