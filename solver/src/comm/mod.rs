@@ -80,6 +80,27 @@ pub(crate) fn lowest_rank_where(comm: &dyn Comm, here: bool) -> Option<usize> {
     }
 }
 
+/// What sub-round `s` of `subrounds` sends to each rank from `buckets` (one per rank): the
+/// `s`-th run of at most `per_dest` words of each bucket, or, when there is one sub-round,
+/// the buckets themselves (taken, so not copied).
+pub(crate) fn sub_round(
+    buckets: &mut Vec<Vec<u64>>,
+    s: usize,
+    subrounds: u64,
+    per_dest: usize,
+) -> Vec<Vec<u64>> {
+    if subrounds == 1 {
+        return std::mem::take(buckets);
+    }
+    buckets
+        .iter()
+        .map(|b| {
+            let lo = (s * per_dest).min(b.len());
+            b[lo..(lo + per_dest).min(b.len())].to_vec()
+        })
+        .collect()
+}
+
 /// Packs bytes into words for [`Comm::exchange`]: word 0 holds the length, then 8 bytes a
 /// word, little-endian.
 pub(crate) fn pack_bytes(bytes: &[u8]) -> Vec<u64> {

@@ -235,17 +235,7 @@ fn exchange_asks(
     let mut outgoing = outgoing;
     for s in 0..subrounds as usize {
         // One sub-round sends the look-ups themselves, dropped once sent.
-        let out: Vec<Vec<u64>> = if subrounds == 1 {
-            std::mem::take(&mut outgoing)
-        } else {
-            outgoing
-                .iter()
-                .map(|b| {
-                    let lo = (s * per_dest).min(b.len());
-                    b[lo..(lo + per_dest).min(b.len())].to_vec()
-                })
-                .collect()
-        };
+        let out = crate::comm::sub_round(&mut outgoing, s, subrounds, per_dest);
         stats.bytes_sent += remote_words(&out);
         let t = Instant::now();
         let asked = comm.exchange(out);

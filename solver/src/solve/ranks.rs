@@ -265,18 +265,7 @@ impl Ranks<'_> {
             .sum::<u64>();
         let mut buckets = buckets;
         for s in 0..subrounds as usize {
-            let out: Vec<Vec<u64>> = if subrounds == 1 {
-                std::mem::take(&mut buckets)
-            } else {
-                buckets
-                    .iter()
-                    .map(|b| {
-                        let lo = (s * self.per_dest).min(b.len());
-                        let hi = (lo + self.per_dest).min(b.len());
-                        b[lo..hi].to_vec()
-                    })
-                    .collect()
-            };
+            let out = crate::comm::sub_round(&mut buckets, s, subrounds, self.per_dest);
             let t = Instant::now();
             let got = self.comm.exchange(out);
             exchanged.comm_seconds += t.elapsed().as_secs_f64();
