@@ -97,6 +97,46 @@ fn thread_counts_give_identical_tables() {
     assert!(files[0] == files[1] && files[1] == files[2]);
 }
 
+/// The SIMD paths give the portable paths' bytes: tables (scores and distances, both
+/// presets) generated with `OWARE_SIMD=off` are identical to the default's; a value other
+/// than `auto` or `off` is a one-line error.
+#[test]
+fn simd_paths_give_the_portable_paths_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    for rules in ["abapa", "awari"] {
+        let mut files = Vec::new();
+        for simd in ["off", "auto"] {
+            let sub = format!("{d}/{rules}-{simd}");
+            let args = [
+                "generate",
+                "--quiet",
+                "--dir",
+                &sub,
+                "--rules",
+                rules,
+                "--max-seeds",
+                "14",
+            ];
+            let out = oware().args(args).env("OWARE_SIMD", simd).output().unwrap();
+            assert!(out.status.success(), "{}", support::text(&out.stderr));
+            files.push(tier_files(Path::new(&sub)));
+        }
+        assert_eq!(files[0].len(), 30, "15 score tables and 15 distance tables");
+        assert!(files[0] == files[1], "{rules}: the tables differ");
+    }
+    let out = oware()
+        .args(["generate", "--quiet", "--dir", d, "--max-seeds", "3"])
+        .env("OWARE_SIMD", "avx9")
+        .output()
+        .unwrap();
+    let err = support::text(&out.stderr);
+    assert!(!out.status.success());
+    assert_eq!(
+        err.trim_end(),
+        "error: OWARE_SIMD=avx9: give auto (the default) or off"
+    );
+}
 #[test]
 fn killed_generation_resumes_to_identical_tables() {
     let dir = tempfile::tempdir().unwrap();

@@ -38,6 +38,7 @@ mod lower;
 pub mod memory;
 mod prefetch;
 mod progress;
+pub mod simd;
 mod solve;
 pub mod tier;
 mod verify;

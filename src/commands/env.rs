@@ -1,8 +1,8 @@
 //! The environment variables the commands heed, read and parsed once, in one place ([`Env`],
 //! [`get`]): `OWARE_MEMORY_LIMIT` (the memory the commands plan for), `RAYON_NUM_THREADS`
 //! (the worker threads when `--threads` is not given), the measuring aids
-//! `OWARE_SLICE_BYTES`, `OWARE_DISTANCE_WINDOW` and `OWARE_EXCHANGE_BATCH`, and the MPI
-//! launcher's. A value that does not parse is an error where it is used, never ignored.
+//! `OWARE_SLICE_BYTES`, `OWARE_DISTANCE_WINDOW` and `OWARE_EXCHANGE_BATCH`, the switch
+//! `OWARE_SIMD`, and the MPI launcher's. A value that does not parse is an error where it is used, never ignored.
 
 /// The most worker threads `--threads` accepts.
 pub const MAX_THREADS: usize = 1024;
@@ -77,6 +77,10 @@ pub const DISTANCE_WINDOW_VAR: &str = "OWARE_DISTANCE_WINDOW";
 /// (a tuning and measuring aid).
 pub const EXCHANGE_BATCH_VAR: &str = "OWARE_EXCHANGE_BATCH";
 
+/// The variable that keeps the solver on its portable paths (`off`) instead of the vector
+/// instructions it finds at run time (`auto`, the default): the tables are the same bytes.
+pub const SIMD_VAR: &str = "OWARE_SIMD";
+
 /// A variable's value: `Ok(None)` when it is unset or empty, `Err` (the one-line message)
 /// when it is set but does not parse.
 type Parsed<T> = Result<Option<T>, String>;
@@ -92,6 +96,7 @@ pub struct Env {
     slice_bytes: Parsed<u64>,
     distance_window: Parsed<u64>,
     exchange_batch: Parsed<usize>,
+    simd: Parsed<bool>,
     /// The number of processes of the MPI job that started this one, as its launcher tells
     /// (`OMPI_COMM_WORLD_SIZE`, `PMI_SIZE`, `PMIX_SIZE`), if any.
     pub mpi_job_size: Option<u64>,
@@ -151,6 +156,11 @@ impl Env {
             exchange_batch: parsed(&var, EXCHANGE_BATCH_VAR, |v| {
                 positive("words")(v).map(|n| usize::try_from(n).unwrap_or(usize::MAX))
             }),
+            simd: parsed(&var, SIMD_VAR, |v| match v.trim() {
+                "auto" => Ok(true),
+                "off" => Ok(false),
+                _ => Err("give auto (the default) or off".to_string()),
+            }),
             mpi_job_size: ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"]
                 .iter()
                 .find_map(|v| var(v)?.into_string().ok()?.trim().parse().ok()),
@@ -200,6 +210,14 @@ impl Env {
         self.exchange_batch.clone().map_err(anyhow::Error::msg)
     }
 
+    /// `OWARE_SIMD`: `Some(false)` keeps the solver on its portable paths.
+    ///
+    /// # Errors
+    /// It is set to something other than `auto` or `off`.
+    pub fn simd(&self) -> anyhow::Result<Option<bool>> {
+        self.simd.clone().map_err(anyhow::Error::msg)
+    }
+
     /// The memory a command plans for: `OWARE_MEMORY_LIMIT`, or the system's available
     /// memory ([`oware_solver::memory::available_memory`]).
     ///
@@ -240,6 +258,7 @@ mod tests {
             ("OWARE_SLICE_BYTES", "4096"),
             ("OWARE_DISTANCE_WINDOW", "65536"),
             ("OWARE_EXCHANGE_BATCH", "64"),
+            ("OWARE_SIMD", "off"),
             ("OMPI_COMM_WORLD_SIZE", "4"),
         ]);
         assert_eq!(env.memory_limit().unwrap(), Some(2 << 30));
@@ -247,11 +266,17 @@ mod tests {
         assert_eq!(env.slice_bytes().unwrap(), Some(4096));
         assert_eq!(env.distance_window().unwrap(), Some(65536));
         assert_eq!(env.exchange_batch().unwrap(), Some(64));
+        assert_eq!(env.simd().unwrap(), Some(false));
+        assert_eq!(
+            env_of(&[("OWARE_SIMD", "auto")]).simd().unwrap(),
+            Some(true)
+        );
         assert_eq!(env.mpi_job_size, Some(4));
         assert!(env.launched_by_mpi);
         let none = env_of(&[("OWARE_MEMORY_LIMIT", " "), ("OWARE_SLICE_BYTES", "")]);
         assert_eq!(none.memory_limit().unwrap(), None);
         assert_eq!(none.slice_bytes().unwrap(), None);
+        assert_eq!(none.simd().unwrap(), None);
         assert!(!none.launched_by_mpi);
         for (var, bad) in [
             ("OWARE_MEMORY_LIMIT", "lots"),
@@ -259,6 +284,7 @@ mod tests {
             ("OWARE_SLICE_BYTES", "-1"),
             ("OWARE_DISTANCE_WINDOW", "0"),
             ("OWARE_EXCHANGE_BATCH", "x"),
+            ("OWARE_SIMD", "avx9"),
         ] {
             let env = env_of(&[(var, bad)]);
             let e = [
@@ -267,6 +293,7 @@ mod tests {
                 env.slice_bytes().err(),
                 env.distance_window().err(),
                 env.exchange_batch().err(),
+                env.simd().err(),
             ];
             // Only the bad variable's value is an error.
             let e: Vec<String> = e.into_iter().flatten().map(|e| e.to_string()).collect();

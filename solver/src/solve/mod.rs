@@ -66,6 +66,7 @@ use crate::progress::{Phase, Progress};
 use buffer::AtomicBuf;
 use cell::{far_exit, Change, Codes, FarExits};
 use first_pass::{first_cells, fold_cells, Sweep};
+use scan::scan_chunk;
 
 pub(crate) mod buffer;
 pub(crate) mod cell;
@@ -73,6 +74,7 @@ pub(crate) mod first_pass;
 pub(crate) mod partitioned;
 pub(crate) mod ranks;
 pub(crate) mod rounds;
+pub(crate) mod scan;
 pub(crate) mod spill;
 
 pub use spill::{Spill, SpilledDistances, WINDOW_ALIGN};
@@ -1116,99 +1118,6 @@ fn level_start_in<const R: bool>(ctx: &Ctx<'_>, k: i8) -> u64 {
         .sum()
 }
 
-/// The scan of level `k` over chunk `c` of the cells (`chunk`): in the granules whose level
-/// mask holds `k` (cleared as they are read), decides every cell [`start_cell`] takes and
-/// hands its index and score to `hit`, in index order.
-#[inline(always)]
-fn scan_chunk(ctx: &Ctx<'_>, k: i8, c: usize, chunk: &[AtomicU8], mut hit: impl FnMut(u64, i8)) {
-    for (g, granule) in chunk.chunks(LEVEL_GRANULE).enumerate() {
-        // Propagations at this level set bit `k` again only in granules not yet scanned.
-        let levels = &ctx.levels[c * (CHUNK / LEVEL_GRANULE) + g];
-        if levels.fetch_and(!(1u64 << k), Ordering::Relaxed) & 1u64 << k == 0 {
-            continue;
-        }
-        let base = c * CHUNK + g * LEVEL_GRANULE;
-        // Whole octs (every granule but the tier's last) without a length test per oct.
-        let mut octs = granule.chunks_exact(8);
-        for (q, oct) in octs.by_ref().enumerate() {
-            let Ok(oct) = <&[AtomicU8; 8]>::try_from(oct) else {
-                continue;
-            };
-            let mut hits = hits_of(load_oct(oct), !0, ctx.codes, k);
-            while hits != 0 {
-                let r = hits.trailing_zeros() as usize / 8;
-                hits &= hits - 1;
-                if let Some(v) = start_cell(&oct[r], ctx.codes, k) {
-                    hit((base + q * 8 + r) as u64, v);
-                }
-            }
-        }
-        let rest = octs.remainder();
-        let q = granule.len() / 8;
-        let mut hits = oct_hits(rest, ctx.codes, k);
-        while hits != 0 {
-            let r = hits.trailing_zeros() as usize / 8;
-            hits &= hits - 1;
-            if let Some(v) = start_cell(&rest[r], ctx.codes, k) {
-                hit((base + q * 8 + r) as u64, v);
-            }
-        }
-    }
-}
-
-/// The eight cells of `oct`, one per byte of the word (cell `r` in byte `r`), each read
-/// with its own relaxed load.
-#[inline(always)]
-fn load_oct(oct: &[AtomicU8; 8]) -> u64 {
-    let mut x = 0u64;
-    for (i, c) in oct.iter().enumerate() {
-        x |= u64::from(c.load(Ordering::Relaxed)) << (8 * i);
-    }
-    x
-}
-
-/// The scan of level `k` at one cell: decides it `+k` if it is waiting with exit `k`,
-/// decides it `−k` if it is pending with that score, and then returns that score. Other
-/// tasks propagate at the same time and may decide a waiting cell first, hence the
-/// compare-and-swap.
-#[inline(always)]
-fn start_cell(cell: &AtomicU8, codes: Codes, k: i8) -> Option<i8> {
-    let c = cell.load(Ordering::Relaxed);
-    let v = codes.starts_at(c, k)?;
-    cell.compare_exchange(c, Codes::decided(v), Ordering::Relaxed, Ordering::Relaxed)
-        .ok()
-        .map(|_| v)
-}
-
-/// The hits of level `k`'s scan among (at most) eight cells, found at once: bit `8 r + 7`
-/// is set when cell `r` is waiting with exit `k` or pending with score `−k` (what
-/// [`start_cell`] takes). Without a branch per cell, which mispredicts; a hit can still be
-/// lost to a concurrent propagation, which `start_cell` checks.
-#[inline(always)]
-fn oct_hits(oct: &[AtomicU8], codes: Codes, k: i8) -> u64 {
-    let x = oct.iter().take(8).enumerate().fold(0u64, |x, (i, c)| {
-        x | u64::from(c.load(Ordering::Relaxed)) << (8 * i)
-    });
-    let lanes = if oct.len() >= 8 {
-        !0
-    } else {
-        (1u64 << (8 * oct.len())) - 1
-    };
-    hits_of(x, lanes, codes, k)
-}
-
-/// [`oct_hits`] of the cells `x` (one per byte) in the bytes `lanes` keeps.
-#[inline(always)]
-fn hits_of(x: u64, lanes: u64, codes: Codes, k: i8) -> u64 {
-    const LANES: u64 = 0x0101_0101_0101_0101;
-    const LOW7: u64 = 0x7F * LANES;
-    // Bit 7 of a lane of the result is set exactly when the lane of `y` is zero.
-    let zero = |y: u64| !(((y & LOW7) + LOW7) | y | LOW7);
-    let waiting = zero(x ^ (u64::from(codes.waiting(k)) * LANES));
-    let pending = zero(x ^ (u64::from(codes.pending(-k)) * LANES));
-    (waiting | pending) & lanes
-}
-
 /// A position decided at the current level and not yet propagated: its index, with bit
 /// `CHILD_LOW` set when it is low, and the position.
 type Decided = (u64, Position);
@@ -1413,36 +1322,5 @@ mod tests {
             resident.1
         );
         assert!(sliced.as_slice() == whole.as_slice());
-    }
-
-    /// `oct_hits` marks exactly the cells that `start_cell` takes, whatever the cells and
-    /// wherever the cell sits in a group of one to eight cells.
-    #[test]
-    fn oct_hits_finds_exactly_the_cells_a_scan_takes() {
-        let mut rng = fastrand::Rng::with_seed(7);
-        for n in [1u8, 5, 12, 30, 48] {
-            let codes = Codes::new(n, 48);
-            for k in 1..=n as i8 {
-                for _ in 0..2_000 {
-                    let cells: Vec<u8> = (0..rng.usize(1..=8))
-                        .map(|_| match rng.u8(0..4) {
-                            0 => codes.waiting(k),
-                            1 => codes.pending(-k),
-                            _ => rng.u8(..),
-                        })
-                        .collect();
-                    let oct: Vec<AtomicU8> = cells.iter().map(|&c| AtomicU8::new(c)).collect();
-                    let expected = cells.iter().enumerate().fold(0u64, |m, (r, &c)| {
-                        let hit = start_cell(&AtomicU8::new(c), codes, k).is_some();
-                        m | u64::from(hit) << (8 * r + 7)
-                    });
-                    assert_eq!(oct_hits(&oct, codes, k), expected, "n {n} k {k} {cells:?}");
-                    // The scan's path for whole octs.
-                    if let Ok(whole) = <&[AtomicU8; 8]>::try_from(oct.as_slice()) {
-                        assert_eq!(hits_of(load_oct(whole), !0, codes, k), expected);
-                    }
-                }
-            }
-        }
     }
 }

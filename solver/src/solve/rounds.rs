@@ -36,7 +36,8 @@ use oware_db::{Position, Rules};
 use rayon::prelude::*;
 
 use super::ranks::{Exchanged, Queued, Ranks, APPLY_CHUNK, PREFETCH_AHEAD};
-use super::{scan_chunk, Ctx, Decided, BATCH, CHILD_LOW, CHUNK};
+use super::scan::scan_chunk;
+use super::{Ctx, Decided, BATCH, CHILD_LOW, CHUNK};
 use crate::granule::DIRTY;
 use crate::prefetch::prefetch;
 
