@@ -480,8 +480,11 @@ impl Position {
             rules.grand_slam,
             GrandSlam::NoCapture | GrandSlam::KeepLast | GrandSlam::KeepFirst
         );
+        // Exactly one empty house (the one sown from): `empty` is a single bit. Tested
+        // without `count_ones`, which a baseline x86-64 build computes in 15 instructions.
+        let empty = !nonzero & 0xFFF;
         if opp_nonzero == 0
-            || nonzero.count_ones() == 11
+            || (empty != 0 && empty & (empty - 1) == 0)
             || (slam_may_keep && opp_nonzero & !(captures >> 6) == 0)
         {
             // An opponent without seeds (legality depends on the starving option), a sowing
