@@ -716,24 +716,36 @@ struct Opponent {
 /// side alone). The result is [`TierIndex::rank_unchecked`]'s in the child's tier, whatever
 /// the order of the calls: the half is worked out again whenever the child's opponent's
 /// side is not the one kept.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ChildRanker {
     kind: IndexKind,
-    /// Per house played: the child's opponent's side (houses 6..12, packed) whose half is
-    /// kept, or `u64::MAX`.
-    sides: [u64; 6],
+    /// The look-up tables, held (no `OnceLock` check per rank).
+    t: &'static Tables,
+    /// Per house played (`0..6`; 8 entries, so that a mask keeps any house in bounds):
+    /// the child's opponent's side (houses 6..12, packed) whose half is kept, or `u64::MAX`.
+    sides: [u64; 8],
     /// Per house played: that side's `rankB(b)`, `B(n − m)` and seeds.
-    parts: [(u64, u64, usize); 6],
+    parts: [(u64, u64, usize); 8],
+}
+
+impl std::fmt::Debug for ChildRanker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChildRanker")
+            .field("kind", &self.kind)
+            .field("sides", &self.sides)
+            .field("parts", &self.parts)
+            .finish_non_exhaustive()
+    }
 }
 
 impl ChildRanker {
     /// A ranker of positions in indices of `kind`.
     pub fn new(kind: IndexKind) -> Self {
-        tables();
         ChildRanker {
             kind,
-            sides: [u64::MAX; 6],
-            parts: [(0, 0, 0); 6],
+            t: tables(),
+            sides: [u64::MAX; 8],
+            parts: [(0, 0, 0); 8],
         }
     }
 
@@ -747,21 +759,21 @@ impl ChildRanker {
         // Loaded whole: the child was just stored (`Position::packed_whole`).
         let x = child.packed_whole();
         let side = (x >> 48) as u64;
-        let h = usize::from(house) % 6;
+        let h = usize::from(house) & 7;
         if self.sides[h] != side {
             self.sides[h] = side;
             self.parts[h] = self.opponent_part(x);
         }
         let (rb, nb, sb) = self.parts[h];
-        let (ra, m) = mover_rank(tables(), x);
+        let (ra, m) = mover_rank(self.t, x);
         let n = (m + sb) & (SP - 1);
-        tables().off12[self.kind as usize][n][m] + ra * nb + rb
+        self.t.off12[self.kind as usize][n][m] + ra * nb + rb
     }
 
     /// [`opponent_rank`] out of line: it runs only when a run's side changes.
     #[inline(never)]
     fn opponent_part(&self, x: u128) -> (u64, u64, usize) {
-        opponent_rank(tables(), self.kind, x)
+        opponent_rank(self.t, self.kind, x)
     }
 }
 

@@ -241,7 +241,7 @@ impl<'a> Loaded<'a> {
 
     /// [`Loaded::entry`] for the child of a move from `house`, ranked by `ranker` (which
     /// keeps half of the rank of the children of positions visited in index order).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn entry_ranked(
         &self,
         p: &Position,

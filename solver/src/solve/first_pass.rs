@@ -5,7 +5,7 @@
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use oware_db::index::TierIndex;
+use oware_db::index::{ChildRanker, TierIndex};
 use oware_db::retro::ExitMoves;
 use oware_db::{Outcome, Position, Rules};
 
@@ -26,17 +26,17 @@ pub(crate) struct Initial {
 
 impl Initial {
     /// Finds the moves of `p` under the tier's rules (see [`ExitMoves`]): `capture(child,
-    /// captured)` is called for every capturing move; the caller folds `captured −
+    /// captured, house)` is called for every capturing move; the caller folds `captured −
     /// score(child)` into `exit`.
     #[inline]
     pub(crate) fn of(
         p: &Position,
         exits: &mut ExitMoves,
-        mut capture: impl FnMut(&Position, i8),
+        mut capture: impl FnMut(&Position, i8, u8),
     ) -> Self {
         let mut exit = NO_EXIT;
         let open = exits.for_each(p, |m| match m.outcome {
-            Outcome::Continue { child, captured } => capture(&child, captured as i8),
+            Outcome::Continue { child, captured } => capture(&child, captured as i8, m.house),
             Outcome::End { score } => exit = exit.max(score),
         });
         let exit = if open.is_some() { exit } else { p.end_score() };
@@ -46,8 +46,11 @@ impl Initial {
 
 /// Writes the first cells of the positions of indices `start..start + out.len()` of tier
 /// `index` (a chunk of at most 2^16 positions): exit and open count, coded by `codes`.
-/// Captures are looked up in `lower` in batches whose reads are prefetched first. Returns the
-/// chunk's exits that are too low for a cell code, by offset in the chunk.
+/// Captures are looked up in `lower` in batches: the children of a batch's captures are
+/// gathered first, then ranked by a [`ChildRanker`] (the positions come in index order, so
+/// the half of a child's rank that the mover's side decides is mostly kept) with their scores
+/// prefetched, then read. Returns the chunk's exits that are too low for a cell code, by
+/// offset in the chunk.
 #[inline]
 pub(crate) fn first_cells(
     rules: &Rules,
@@ -60,25 +63,36 @@ pub(crate) fn first_cells(
     const SUB: usize = 32;
     debug_assert!(out.len() <= 1 << 16);
     let mut cursor = index.cursor(start, start + out.len() as u64);
-    let mut captures: Vec<(usize, u8, u64, i8)> = Vec::with_capacity(SUB * 6);
+    let mut children: Vec<Capture> = Vec::with_capacity(SUB * 6);
+    let mut captures: Vec<(usize, &i8, i8)> = Vec::with_capacity(SUB * 6);
     let mut inits = [Initial {
         exit: NO_EXIT,
         open: None,
     }; SUB];
     let mut exits = ExitMoves::new(rules);
+    let mut ranker = ChildRanker::new(index.kind());
     let mut far = Vec::new();
     for (s, sub) in out.chunks(SUB).enumerate() {
-        captures.clear();
+        children.clear();
         for (slot, init) in inits.iter_mut().enumerate().take(sub.len()) {
             let p = cursor.next().unwrap_or_default();
-            *init = Initial::of(&p, &mut exits, |child, captured| {
-                let (tier, rank, entry) = lower.entry(child);
-                prefetch(entry);
-                captures.push((slot, tier, rank, captured));
+            *init = Initial::of(&p, &mut exits, |child, captured, house| {
+                children.push(Capture {
+                    child: *child,
+                    slot: slot as u8,
+                    house,
+                    captured,
+                });
             });
         }
-        for &(slot, tier, rank, captured) in &captures {
-            let v = captured - lower.at(tier, rank);
+        captures.clear();
+        for c in &children {
+            let (_, _, entry) = lower.entry_ranked(&c.child, &mut ranker, c.house);
+            prefetch(entry);
+            captures.push((usize::from(c.slot), entry, c.captured));
+        }
+        for &(slot, entry, captured) in &captures {
+            let v = captured - *entry;
             inits[slot].exit = inits[slot].exit.max(v);
         }
         for (slot, (cell, &init)) in sub.iter().zip(&inits).enumerate() {
@@ -90,6 +104,16 @@ pub(crate) fn first_cells(
         }
     }
     far.into_boxed_slice()
+}
+
+/// A capture found by the first pass, to be looked up: the child, the slot of its parent in
+/// the batch, the house played and the seeds captured.
+#[derive(Clone, Copy)]
+struct Capture {
+    child: Position,
+    slot: u8,
+    house: u8,
+    captured: i8,
 }
 
 /// Which sweep of a sliced first pass (see [`fold_cells`]).
@@ -113,11 +137,11 @@ pub(crate) enum Sweep {
 /// One sweep of the sliced first pass over the positions of indices `start..start +
 /// out.len()` of tier `index` (a chunk of at most 2^16 positions): generates their moves,
 /// folds `captured − score(child)` into the exit held in the cell for every capture whose
-/// child `slice` holds (prefetched in batches, as in [`first_cells`]), and on the last sweep
-/// encodes the cells as [`first_cells`] does. Between sweeps a cell holds the position's
-/// exit so far (game ends included), so after the last sweep every capture of the window
-/// has been folded in exactly once. Returns the chunk's exits that are too low for a cell
-/// code on the last sweep (empty before).
+/// child `slice` holds (gathered, ranked and prefetched in batches, as in [`first_cells`]),
+/// and on the last sweep encodes the cells as [`first_cells`] does. Between sweeps a cell
+/// holds the position's exit so far (game ends included), so after the last sweep every
+/// capture of the window has been folded in exactly once. Returns the chunk's exits that are
+/// too low for a cell code on the last sweep (empty before).
 #[inline]
 pub(crate) fn fold_cells(
     rules: &Rules,
@@ -131,25 +155,36 @@ pub(crate) fn fold_cells(
     debug_assert!(out.len() <= 1 << 16);
     let first = matches!(sweep, Sweep::First | Sweep::Last { first: true, .. });
     let mut cursor = index.cursor(start, start + out.len() as u64);
+    let mut children: Vec<Capture> = Vec::with_capacity(SUB * 6);
     let mut captures: Vec<(usize, &i8, i8)> = Vec::with_capacity(SUB * 6);
     let mut inits = [Initial {
         exit: NO_EXIT,
         open: None,
     }; SUB];
     let mut exits = ExitMoves::new(rules);
+    let mut ranker = ChildRanker::new(index.kind());
     let mut far = Vec::new();
     for (s, sub) in out.chunks(SUB).enumerate() {
-        captures.clear();
+        children.clear();
         for (slot, (init, cell)) in inits.iter_mut().zip(sub).enumerate() {
             let p = cursor.next().unwrap_or_default();
-            *init = Initial::of(&p, &mut exits, |child, captured| {
-                if let Some(entry) = slice.entry(child) {
-                    prefetch(entry);
-                    captures.push((slot, entry, captured));
-                }
+            *init = Initial::of(&p, &mut exits, |child, captured, house| {
+                children.push(Capture {
+                    child: *child,
+                    slot: slot as u8,
+                    house,
+                    captured,
+                });
             });
             if !first {
                 init.exit = cell.load(Ordering::Relaxed) as i8;
+            }
+        }
+        captures.clear();
+        for c in &children {
+            if let Some(entry) = slice.entry_ranked(&c.child, &mut ranker, c.house) {
+                prefetch(entry);
+                captures.push((usize::from(c.slot), entry, c.captured));
             }
         }
         for &(slot, entry, captured) in &captures {

@@ -328,7 +328,7 @@ pub(crate) fn first_cells_shared(
             let inits = (0..range.len())
                 .map(|slot| {
                     let p = cursor.next().unwrap_or_default();
-                    Initial::of(&p, &mut exits, |child, captured| {
+                    Initial::of(&p, &mut exits, |child, captured, _| {
                         let (word, owner) = share.request(child);
                         asks.push(word, owner);
                         captures.push((slot as u16, captured));
