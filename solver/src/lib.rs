@@ -53,5 +53,5 @@ pub use job::generate::{
     generate, DistributedStats, GenerateError, GenerateObserver, GenerateOptions, SolvedStats,
     TierDistances, TierReport,
 };
-pub use job::ranks::RankError;
+pub use job::rank_error::RankError;
 pub use progress::{NoProgress, Phase, Progress};

@@ -5,4 +5,5 @@
 pub(crate) mod deep;
 pub(crate) mod generate;
 pub(crate) mod place;
+pub(crate) mod rank_error;
 pub(crate) mod ranks;

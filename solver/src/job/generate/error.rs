@@ -8,7 +8,7 @@ use thiserror::Error;
 
 use crate::dir::LockError;
 use crate::error::{AllocError, SolveError};
-use crate::job::ranks::RankError;
+use crate::job::rank_error::RankError;
 use crate::memory::human_bytes;
 
 /// What can stop a generation.
