@@ -14,25 +14,22 @@ pub fn disable() {
     OFF.store(true, Ordering::Relaxed);
 }
 
-/// The vector instructions the solver's SIMD paths use in this process: `"avx2"`, or
-/// `"none"` when the processor lacks them or [`disable`] was called.
-pub fn in_use() -> &'static str {
-    if avx2() {
-        "avx2"
-    } else {
-        "none"
-    }
-}
+/// Proof that the processor has AVX2 and that the SIMD paths are on: only [`avx2`] makes
+/// one, so a function that takes it may run AVX2 instructions.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Avx2(());
 
-/// Whether the AVX2 paths may run: the processor has AVX2 and [`disable`] was not called.
+/// [`Avx2`] where the processor has AVX2 (detected at run time, the operating system's
+/// saving of the vector registers included) and [`disable`] was not called.
 #[inline]
-pub(crate) fn avx2() -> bool {
+pub(crate) fn avx2() -> Option<Avx2> {
     #[cfg(target_arch = "x86_64")]
     {
-        !OFF.load(Ordering::Relaxed) && std::arch::is_x86_feature_detected!("avx2")
+        (!OFF.load(Ordering::Relaxed) && std::arch::is_x86_feature_detected!("avx2"))
+            .then_some(Avx2(()))
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        false
+        None
     }
 }

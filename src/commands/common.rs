@@ -27,12 +27,13 @@ pub use super::env::{parse_threads, MAX_THREADS};
 /// global pool of `threads` workers (`--threads`), or of `RAYON_NUM_THREADS`
 /// ([`super::env::Env::threads`], range-checked as `--threads`), or one per core. Call it once,
 /// before the first parallel work, and after [`crate::signals::clean_up_on_signals`] where a
-/// command calls that. `OWARE_SIMD=off` ([`super::env::Env::simd`]) keeps the solver on its
-/// portable paths from here on.
+/// command calls that. `OWARE_SIMD=off` ([`super::env::Env::simd`]) keeps the solver on
+/// its portable paths from here on.
 ///
 /// # Errors
-/// `OWARE_SIMD` is neither `auto` nor `off`, `RAYON_NUM_THREADS` is out of range, or the system refuses the threads (a limit on
-/// processes): one line, `cannot start worker threads: ...`, never a panic.
+/// `OWARE_SIMD` is neither `auto` nor `off`, `RAYON_NUM_THREADS` is out of range, or the
+/// system refuses the threads (a limit on processes): one line, `cannot start worker
+/// threads: ...`, never a panic.
 pub fn start_workers(threads: Option<usize>) -> anyhow::Result<()> {
     if super::env::get().simd()? == Some(false) {
         oware_solver::simd::disable();

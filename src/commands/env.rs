@@ -2,7 +2,8 @@
 //! [`get`]): `OWARE_MEMORY_LIMIT` (the memory the commands plan for), `RAYON_NUM_THREADS`
 //! (the worker threads when `--threads` is not given), the measuring aids
 //! `OWARE_SLICE_BYTES`, `OWARE_DISTANCE_WINDOW` and `OWARE_EXCHANGE_BATCH`, the switch
-//! `OWARE_SIMD`, and the MPI launcher's. A value that does not parse is an error where it is used, never ignored.
+//! `OWARE_SIMD`, and the MPI launcher's. A value that does not parse is an error where it is
+//! used, never ignored.
 
 /// The most worker threads `--threads` accepts.
 pub const MAX_THREADS: usize = 1024;
