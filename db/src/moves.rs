@@ -272,8 +272,10 @@ impl Sower {
 /// sowing of at most 11 seeds puts one seed in each house after its origin, so while the
 /// opponent has seeds it stays in the tier unless its last seed lands on an opponent house
 /// whose count, plus one, captures; only the moves that may capture, or that go around the
-/// board, are played. Positions that leave the opponent without seeds, and the `eradicate`
-/// starving option, take the general path.
+/// board, are played. Under the `eradicate` starving option only a capture can take every
+/// seed the opponent has, so the moves played decide which moves are legal: those that do are
+/// held back, and played only if every legal move does. Positions whose opponent has no
+/// seeds take the general path.
 #[derive(Clone, Debug)]
 pub struct ExitMoves {
     rules: Rules,
@@ -310,12 +312,27 @@ impl ExitMoves {
     /// tier), and returns how many legal moves stay in the tier (non-capturing moves, grand
     /// slams that capture nothing included), or `None` when `p` has no legal move.
     #[inline]
-    pub fn for_each(&mut self, p: &Position, mut f: impl FnMut(&Move)) -> Option<u8> {
+    pub fn for_each(&mut self, p: &Position, f: impl FnMut(&Move)) -> Option<u8> {
+        if self.rules.starve == Starve::Eradicate {
+            self.for_each_in::<true>(p, f)
+        } else {
+            self.for_each_in::<false>(p, f)
+        }
+    }
+
+    /// [`ExitMoves::for_each`] under the `eradicate` starving option (`ERADICATE`) or
+    /// another.
+    #[inline(always)]
+    fn for_each_in<const ERADICATE: bool>(
+        &mut self,
+        p: &Position,
+        mut f: impl FnMut(&Move),
+    ) -> Option<u8> {
         const SIDE: u128 = (1 << 48) - 1;
         let packed = p.packed();
         let rules = self.rules;
-        if rules.starve == Starve::Eradicate || packed >> 48 == 0 {
-            // Legality depends on the other moves, or on feeding the opponent.
+        if packed >> 48 == 0 {
+            // Legality depends on feeding the opponent.
             let mut open = 0u8;
             let any = p.for_each_move(&rules, |m| match m.outcome {
                 Outcome::Continue { captured: 0, .. } => open += 1,
@@ -342,15 +359,36 @@ impl ExitMoves {
         }
         let mut any = open > 0;
         if play != 0 {
+            // Under `eradicate`, the houses whose move takes every seed of the opponent (a
+            // capture: the opponent has seeds), legal only if every legal move does.
+            let mut held = 0u8;
             let mut sower = Sower::new(p);
             while play != 0 {
                 let i = play.trailing_zeros() as usize;
                 play &= play - 1;
-                if let Some((m, _)) = sower.play(i, &rules) {
+                if let Some((m, erad)) = sower.play(i, &rules) {
+                    if ERADICATE && erad {
+                        held |= 1 << i;
+                        continue;
+                    }
                     any = true;
                     match m.outcome {
                         Outcome::Continue { captured: 0, .. } => open += 1,
                         _ => f(&m),
+                    }
+                }
+            }
+            if ERADICATE && !any {
+                // Every legal move takes every seed of the opponent: all are legal.
+                while held != 0 {
+                    let i = held.trailing_zeros() as usize;
+                    held &= held - 1;
+                    if let Some((m, _)) = sower.play(i, &rules) {
+                        any = true;
+                        match m.outcome {
+                            Outcome::Continue { captured: 0, .. } => open += 1,
+                            _ => f(&m),
+                        }
                     }
                 }
             }

@@ -2,7 +2,8 @@
 //! the same order, and the count of those that stay, under every rules value of
 //! [`rules_under_test`]: for every position of the tiers up to 9 in index order (the order
 //! a solver visits them in, where consecutive positions share the mover's side), and for
-//! random positions of every tier in random order.
+//! random positions of every tier in random order; and under `eradicate` with every
+//! grand-slam option.
 
 mod common;
 
@@ -35,7 +36,12 @@ fn check(finder: &mut ExitMoves, p: &Position, rules: &Rules) -> usize {
 #[test]
 fn exits_match_the_move_generator() {
     let mut rng = fastrand::Rng::with_seed(11);
-    for text in rules_under_test() {
+    // `eradicate` beside every grand-slam option too: ExitMoves holds back the moves that
+    // take every seed of the opponent, whose legality depends on the other moves.
+    let eradicate = oware_db::rules::GrandSlam::NAMES
+        .iter()
+        .map(|name| format!("awari+grand-slam={name}"));
+    for text in rules_under_test().into_iter().chain(eradicate) {
         let rules: Rules = text.parse().expect("rules text");
         let mut finder = ExitMoves::new(&rules);
         let mut exits = 0;
