@@ -162,11 +162,8 @@ fn ranks_prove_distances_as_one_process() {
                 verify_deep(&LocalComm, &options(&dir, &rules, 6..=max, None), &Silent).unwrap();
             let want: Vec<String> = one.distances.iter().map(distance_summary).collect();
             assert_eq!(want.len(), max as usize - 5, "{want:?}");
-            for (ranks, window) in [(2, None), (3, Some(1 << 12)), (5, None)] {
-                let opts = VerifyOptions {
-                    distance_window: window,
-                    ..options(&dir, &rules, 6..=max, Some(700))
-                };
+            for (ranks, batch) in [(2, None), (3, Some(4096)), (5, None)] {
+                let opts = options(&dir, &rules, 6..=max, batch);
                 let reports = ThreadComm::run(ranks, |c| verify_deep(c, &opts, &Silent).unwrap());
                 for (r, rep) in reports.iter().enumerate() {
                     let got: Vec<String> = rep.distances.iter().map(distance_summary).collect();
@@ -192,6 +189,26 @@ fn ranks_prove_distances_as_one_process() {
         assert!(
             want.iter()
                 .any(|w| w.starts_with("failed 10: tier 10: position ")),
+            "{want:?}"
+        );
+        // A nonzero score of tier 11 at distance 0, behind a valid checksum: its own equation
+        // (it has moves) and those of its parents that keep their score through it fail, and
+        // the ranks name the lowest alike.
+        rewrite_distances(&dir, 10, |b| b[at] = b[at].wrapping_sub(1));
+        let scores = Table::open(&dir.join("tier-11.owt"))
+            .unwrap()
+            .read_all()
+            .unwrap();
+        let at = scores.len() / 3
+            + scores[scores.len() / 3..]
+                .iter()
+                .position(|&s| s > 0)
+                .unwrap();
+        rewrite_distances(&dir, 11, |b| b[at] = 0);
+        let want = check("distance 0");
+        assert!(
+            want.iter()
+                .any(|w| w.starts_with("failed 11: tier 11: position ")),
             "{want:?}"
         );
     }
@@ -379,4 +396,46 @@ fn a_share_too_large_is_refused_with_the_rank_and_its_figures() {
     assert!(results
         .iter()
         .any(|r| matches!(r, Err(VerifyError::Rank(RankError::TooLarge { .. })))));
+}
+
+/// Under the least memory limit (to 64 KiB) that lets 3 ranks re-prove tiers 10..=12, a rank
+/// has no room for its range's distances beside its scores at tier 12 (a byte per position
+/// more than the scores' proof needs): every rank skips that tier's distances alike, with
+/// the figures, and the verification goes on (no rank is left waiting in a collective).
+#[test]
+fn ranks_without_room_for_distances_skip_them_alike() {
+    let rules = Rules::ABAPA;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("t");
+    generated(&dir, &rules, 12);
+    let run = |limit: u64| {
+        let opts = VerifyOptions {
+            memory_limit: Some(limit),
+            ..options(&dir, &rules, 10..=12, None)
+        };
+        ThreadComm::run(3, |c| verify_deep(c, &opts, &Silent))
+    };
+    let (mut lo, mut hi) = (1u64 << 20, 1u64 << 28);
+    assert!(run(hi).iter().all(Result::is_ok));
+    while hi - lo > 1 << 16 {
+        let mid = lo + (hi - lo) / 2;
+        if run(mid).iter().all(Result::is_ok) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    let reports: Vec<_> = run(hi).into_iter().map(Result::unwrap).collect();
+    let want: Vec<String> = reports[0].distances.iter().map(distance_summary).collect();
+    assert!(
+        want.iter()
+            .any(|w| w.starts_with("skipped 12: a rank needs ")
+                && w.contains(" more memory than the ")),
+        "{want:?}"
+    );
+    for (r, rep) in reports.iter().enumerate() {
+        assert!(rep.is_ok(), "rank {r}");
+        let got: Vec<String> = rep.distances.iter().map(distance_summary).collect();
+        assert_eq!(got, want, "rank {r}");
+    }
 }

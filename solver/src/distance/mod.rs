@@ -46,8 +46,9 @@ pub const MAX_DISTANCE: u8 = NO_DISTANCE - 1;
 /// Bytes per position that [`tier_distances`] holds beside the scores (2¼, rounded up).
 pub const DISTANCE_BYTES_PER_POSITION: u64 = 3;
 
+mod ranks;
 mod windows;
-pub(crate) use windows::{check_distances_range, ChildSource};
+pub(crate) use ranks::{check_distances_local, CHUNK as RANK_CHUNK};
 pub use windows::{check_distances_sliced_windowed, check_distances_windowed, DistanceSource};
 
 /// Positions per parallel work item of the first sweep and of the rounds.

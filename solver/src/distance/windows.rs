@@ -31,58 +31,6 @@ pub trait DistanceSource: Sync {
     fn read(&self, range: Range<u64>, out: &mut Vec<u8>) -> Result<(), DistanceError>;
 }
 
-/// Where a check reads a window of a tier's children: their scores and stored distances.
-pub(crate) trait ChildSource: Sync {
-    /// The scores of the indices `range` where they are held (no copy), or `None`.
-    fn held_scores(&self, range: Range<u64>) -> Option<&[i8]>;
-
-    /// Reads the scores of the indices `range` into `out`, resized to its length.
-    ///
-    /// # Errors
-    /// [`DistanceError::Lower`] when they cannot be read.
-    fn read_scores(&self, range: Range<u64>, out: &mut Vec<i8>) -> Result<(), DistanceError>;
-
-    /// Reads the distances of the indices `range`, whose scores are `scores`, into `out`,
-    /// resized to its length.
-    ///
-    /// # Errors
-    /// [`DistanceError::Read`] when they cannot be read.
-    fn read_distances(
-        &self,
-        range: Range<u64>,
-        scores: &[i8],
-        out: &mut Vec<u8>,
-    ) -> Result<(), DistanceError>;
-}
-
-/// The children of a tier whose scores are held whole, their distances read from a
-/// [`DistanceSource`].
-struct HeldScores<'a> {
-    scores: &'a [i8],
-    source: &'a dyn DistanceSource,
-}
-
-impl ChildSource for HeldScores<'_> {
-    fn held_scores(&self, range: Range<u64>) -> Option<&[i8]> {
-        self.scores.get(range.start as usize..range.end as usize)
-    }
-
-    fn read_scores(&self, range: Range<u64>, out: &mut Vec<i8>) -> Result<(), DistanceError> {
-        out.clear();
-        out.extend_from_slice(&self.scores[range.start as usize..range.end as usize]);
-        Ok(())
-    }
-
-    fn read_distances(
-        &self,
-        range: Range<u64>,
-        _scores: &[i8],
-        out: &mut Vec<u8>,
-    ) -> Result<(), DistanceError> {
-        self.source.read(range, out)
-    }
-}
-
 /// The folded steps of a position not yet given one.
 const NO_STEP: u8 = u8::MAX;
 
@@ -104,17 +52,8 @@ pub fn check_distances_windowed(
     source: &dyn DistanceSource,
     window: u64,
 ) -> Result<(), DistanceError> {
-    let size = tier_index(n, scores)?.size();
-    let children = HeldScores { scores, source };
-    check_range(
-        rules,
-        n,
-        0..size,
-        scores,
-        Captures::Lower(lower),
-        &children,
-        window,
-    )
+    tier_index(n, scores)?;
+    check_range(rules, n, scores, Captures::Lower(lower), source, window)
 }
 
 /// [`check_distances_sliced`](super::check_distances_sliced) reading the distances from
@@ -135,80 +74,31 @@ pub fn check_distances_sliced_windowed(
     distances: &dyn DistanceSource,
     window: u64,
 ) -> Result<(), DistanceError> {
-    let size = tier_index(n, scores)?.size();
+    tier_index(n, scores)?;
     let keeps = keeping_captures(rules, n, 0, scores, source, slice_bytes)?;
-    let children = HeldScores {
-        scores,
-        source: distances,
-    };
     check_range(
         rules,
         n,
-        0..size,
         scores,
         Captures::Marked(&keeps),
-        &children,
+        distances,
         window,
     )
 }
 
-/// The distances of the positions `own` of tier `n` (their scores `scores`) checked as
-/// [`check_distances_sliced_windowed`] checks a whole tier's, the scores and distances of
-/// their children read from `children` a window at a time: what one rank of several checks
-/// of its range. Memory beside `scores`: four windows (three where `children` holds the
-/// scores), a bit per position and one slice.
-///
-/// # Errors
-/// As [`check_distances_sliced_windowed`], the lowest failing index of `own` named;
-/// [`DistanceError::Length`] when `scores` is not as long as `own` or `own` is not within
-/// the tier.
-///
-/// # Panics
-/// If `n > 48`.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn check_distances_range(
-    rules: &Rules,
-    n: u8,
-    own: Range<u64>,
-    scores: &[i8],
-    source: &dyn ScoreSource,
-    slice_bytes: u64,
-    children: &dyn ChildSource,
-    window: u64,
-) -> Result<(), DistanceError> {
-    let keeps = keeping_captures(rules, n, own.start, scores, source, slice_bytes)?;
-    check_range(
-        rules,
-        n,
-        own,
-        scores,
-        Captures::Marked(&keeps),
-        children,
-        window,
-    )
-}
-
-/// The check of the positions `own` (their scores `scores`, their bits in `captures` from
-/// `own.start`), by windows of at most `window` of them against every window of the tier's
-/// children.
+/// The check of the positions of tier `n` (their scores `scores`, held whole), by windows of
+/// at most `window` of them against every window of their children, the distances of both
+/// read from `source`.
 fn check_range(
     rules: &Rules,
     n: u8,
-    own: Range<u64>,
     scores: &[i8],
     captures: Captures<'_>,
-    children: &dyn ChildSource,
+    source: &dyn DistanceSource,
     window: u64,
 ) -> Result<(), DistanceError> {
     let index = TierIndex::new(n, IndexKind::Reachable);
     let size = index.size();
-    if scores.len() as u64 != own.end.saturating_sub(own.start) || own.end > size {
-        return Err(DistanceError::Length {
-            tier: n,
-            got: scores.len(),
-            positions: own.end.saturating_sub(own.start),
-        });
-    }
     let window = window.max(1);
     let cut = |r: Range<u64>| -> Vec<Range<u64>> {
         (r.start..r.end)
@@ -221,11 +111,11 @@ fn check_range(
         index: &index,
         captures,
     };
-    let (mut own_dist, mut child_scores, mut child_dist) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut own_dist, mut child_dist) = (Vec::new(), Vec::new());
     let mut folded: Vec<u8> = Vec::new();
-    for wp in cut(own.clone()) {
-        let ws = &scores[(wp.start - own.start) as usize..(wp.end - own.start) as usize];
-        children.read_distances(wp.clone(), ws, &mut own_dist)?;
+    for wp in cut(0..size) {
+        let ws = &scores[wp.start as usize..wp.end as usize];
+        source.read(wp.clone(), &mut own_dist)?;
         if own_dist.len() as u64 != wp.end - wp.start {
             return Err(DistanceError::Length {
                 tier: n,
@@ -239,18 +129,11 @@ fn check_range(
         // without a distance.
         let mut broken: Option<u64> = None;
         for (k, wc) in cut(0..size).into_iter().enumerate() {
-            let cs = match children.held_scores(wc.clone()) {
-                Some(held) => held,
-                None => {
-                    children.read_scores(wc.clone(), &mut child_scores)?;
-                    &child_scores
-                }
-            };
-            children.read_distances(wc.clone(), cs, &mut child_dist)?;
+            let cs = &scores[wc.start as usize..wc.end as usize];
+            source.read(wc.clone(), &mut child_dist)?;
             let window = Window {
                 positions: wp.clone(),
                 scores: ws,
-                bits_from: own.start,
                 children: wc,
                 child_scores: cs,
                 child_dist: &child_dist,
@@ -306,8 +189,6 @@ struct Window<'a> {
     /// The positions' indices and their scores.
     positions: Range<u64>,
     scores: &'a [i8],
-    /// The index whose bit is the first of [`Captures::Marked`].
-    bits_from: u64,
     /// The children's indices, their scores and distances.
     children: Range<u64>,
     child_scores: &'a [i8],
@@ -331,7 +212,7 @@ fn fold(eq: &Equations<'_>, w: &Window<'_>, exits: bool, folded: &mut [u8]) -> O
                 if s == 0 {
                     continue;
                 }
-                let bit = (i - w.bits_from) as usize;
+                let bit = i as usize;
                 let steps = eq.steps(bit, &p, s, exits, |child| {
                     let at = (child as u64).wrapping_sub(w.children.start) as usize;
                     Some((*w.child_scores.get(at)?, *w.child_dist.get(at)?))

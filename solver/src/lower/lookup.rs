@@ -16,12 +16,48 @@
 //!    owners, whose bytes come back in a second exchange in the order they were asked;
 //! 3. folds `captured − answer` into the exits, walking the captures in the same order, and
 //!    writes the cells as the single-process first pass does.
+//!
+//! An answer is a byte, or two where one does not hold it ([`Reply`]: the distance check
+//! over ranks, `distance/ranks.rs`, answers a child's score and distance).
 
 use std::time::Instant;
 
 use rayon::prelude::*;
 
 use crate::comm::{pack_bytes, unpack_bytes, Comm};
+
+/// What an owner answers to a look-up: a byte or two, packed into words for the exchange.
+pub(crate) trait Reply: Copy + Send + Sync {
+    /// `values`, packed into words ([`pack_bytes`] of their little-endian bytes).
+    fn pack(values: &[Self]) -> Vec<u64>;
+
+    /// Inverse of [`Reply::pack`]; a short buffer gives what it holds.
+    fn unpack(words: &[u64]) -> Vec<Self>;
+}
+
+impl Reply for u8 {
+    fn pack(values: &[u8]) -> Vec<u64> {
+        pack_bytes(values)
+    }
+
+    fn unpack(words: &[u64]) -> Vec<u8> {
+        unpack_bytes(words)
+    }
+}
+
+impl Reply for u16 {
+    fn pack(values: &[u16]) -> Vec<u64> {
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        pack_bytes(&bytes)
+    }
+
+    fn unpack(words: &[u64]) -> Vec<u16> {
+        unpack_bytes(words)
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect()
+    }
+}
 
 /// Counts and timings of a rank's look-ups.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -30,7 +66,7 @@ pub(crate) struct LookupStats {
     pub remote: u64,
     /// Look-ups this rank answered for itself.
     pub local: u64,
-    /// Bytes sent to other ranks: 8 per look-up, 1 per answer (and the words' padding).
+    /// Bytes sent to other ranks: 8 per look-up, 1 or 2 per answer (and the words' padding).
     pub bytes_sent: u64,
     /// All-to-all exchanges (look-ups and answers; the same on every rank).
     pub exchanges: u64,
@@ -91,17 +127,17 @@ impl Asks {
 }
 
 /// The answers to one chunk's look-ups, taken in the order they were asked.
-pub(crate) struct Replies<'a> {
-    answers: &'a [Vec<u8>],
+pub(crate) struct Replies<'a, A = u8> {
+    answers: &'a [Vec<A>],
     owners: std::slice::Iter<'a, u32>,
     at: Vec<usize>,
 }
 
-impl Iterator for Replies<'_> {
-    type Item = u8;
+impl<A: Copy> Iterator for Replies<'_, A> {
+    type Item = A;
 
     #[inline]
-    fn next(&mut self) -> Option<u8> {
+    fn next(&mut self) -> Option<A> {
         let d = *self.owners.next()? as usize;
         let v = self.answers[d][self.at[d]];
         self.at[d] += 1;
@@ -115,13 +151,13 @@ impl Iterator for Replies<'_> {
 /// `fold(range, kept, replies)` receives the replies in the order the look-ups were made.
 /// Chunks run on the rayon pool, collectives on the calling thread. A collective: every rank
 /// calls it (with its own `len`).
-pub(crate) fn lookup_pass<W: Send>(
+pub(crate) fn lookup_pass<W: Send, A: Reply>(
     comm: &dyn Comm,
     len: usize,
     layout: Layout,
     ask: impl Fn(std::ops::Range<usize>) -> (W, Asks) + Sync,
-    answer: &(dyn Fn(u64) -> u8 + Sync),
-    fold: impl Fn(std::ops::Range<usize>, W, Replies<'_>) + Sync,
+    answer: &(dyn Fn(u64) -> A + Sync),
+    fold: impl Fn(std::ops::Range<usize>, W, Replies<'_, A>) + Sync,
     stats: &mut LookupStats,
 ) {
     let ranks = comm.size();
@@ -193,14 +229,14 @@ pub(crate) fn lookup_pass<W: Send>(
 /// of at most `per_dest` words per destination; answers (with `answer`) what the other ranks
 /// ask meanwhile. `busy`: this rank has positions in this round or after it. Returns `None`,
 /// exchanging nothing, when no rank is busy. A collective.
-fn exchange_asks(
+fn exchange_asks<A: Reply>(
     comm: &dyn Comm,
     outgoing: Vec<Vec<u64>>,
     per_dest: usize,
-    answer: &(dyn Fn(u64) -> u8 + Sync),
+    answer: &(dyn Fn(u64) -> A + Sync),
     stats: &mut LookupStats,
     busy: bool,
-) -> Option<Vec<Vec<u8>>> {
+) -> Option<Vec<Vec<A>>> {
     let me = comm.rank();
     for (d, b) in outgoing.iter().enumerate() {
         if d == me {
@@ -220,7 +256,7 @@ fn exchange_asks(
         return None;
     }
     let subrounds = reduced >> 1;
-    let mut answers: Vec<Vec<u8>> = outgoing
+    let mut answers: Vec<Vec<A>> = outgoing
         .iter()
         .map(|b| Vec::with_capacity(b.len()))
         .collect();
@@ -243,8 +279,8 @@ fn exchange_asks(
         let replies: Vec<Vec<u64>> = asked
             .par_iter()
             .map(|words| {
-                let bytes: Vec<u8> = words.iter().map(|&w| answer(w)).collect();
-                pack_bytes(&bytes)
+                let values: Vec<A> = words.iter().map(|&w| answer(w)).collect();
+                A::pack(&values)
             })
             .collect();
         drop(asked);
@@ -254,7 +290,7 @@ fn exchange_asks(
         stats.comm_seconds += t.elapsed().as_secs_f64();
         stats.exchanges += 2;
         for (acc, words) in answers.iter_mut().zip(&back) {
-            acc.extend(unpack_bytes(words));
+            acc.extend(A::unpack(words));
         }
     }
     for (d, (a, &b)) in answers.iter().zip(&asked_of).enumerate() {

@@ -150,6 +150,13 @@ impl LowerShare {
         ((u64::from(tier) << TIER_SHIFT) | g, part.owner(g))
     }
 
+    /// The tier and the index of that tier a look-up word of [`LowerShare::request`] asks
+    /// for.
+    #[inline]
+    pub fn asked(word: u64) -> (u8, u64) {
+        ((word >> TIER_SHIFT) as u8, word & ((1 << TIER_SHIFT) - 1))
+    }
+
     /// The score a look-up word asks for: this rank must own it.
     ///
     /// # Panics

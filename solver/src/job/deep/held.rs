@@ -13,12 +13,13 @@ use oware_db::Position;
 use super::{agree_db, DistanceVerdict, VerifyError, VerifyObserver, VerifyOptions};
 use crate::comm::{Comm, LocalScores, PartitionConfig};
 use crate::distance::{
-    check_distances, check_distances_range, check_distances_sliced,
-    check_distances_sliced_windowed, check_distances_windowed, ChildSource, DistanceError,
-    DistanceSource, NO_DISTANCE,
+    check_distances, check_distances_local, check_distances_sliced,
+    check_distances_sliced_windowed, check_distances_windowed, DistanceError, DistanceSource,
+    NO_DISTANCE, RANK_CHUNK,
 };
 use crate::job::place::Placement;
 use crate::job::ranks::{check_rank_memory, tier_batch};
+use crate::lower::lookup::{Layout, LookupStats};
 use crate::lower::share::LowerShare;
 use crate::lower::slice::{ScoreSource, TableSource};
 use crate::lower::LowerTiers;
@@ -399,18 +400,11 @@ impl Held {
                 lower,
                 plans,
             } => (common, lower, plans),
-            Held::Ranks { common, share, .. } => {
-                let range = share.partition(n).range(share.rank());
-                return verify_distances_ranked(
-                    comm,
-                    common,
-                    share.bytes(),
-                    n,
-                    range,
-                    scores,
-                    table,
-                );
-            }
+            Held::Ranks {
+                common,
+                share,
+                config,
+            } => return verify_distances_ranked(comm, common, share, config, n, scores, table),
         };
         let Some(table) = table else {
             return DistanceVerdict::Failed {
@@ -529,84 +523,78 @@ impl Held {
     }
 }
 
-/// [`Held::verify_distances`] over several ranks: each rank proves the distances of its
-/// range of tier `n` (its re-proved `scores`), the captures of its positions read in slices
-/// from the tables, their children's scores and distances a window at a time from the tier's
-/// tables ([`check_distances_range`]). Memory beside its scores and `held` bytes of lower
-/// tiers: a bit per position, then four windows, together at most a byte per position of
-/// its range. The verdict is every rank's: the lowest
-/// index that fails on any rank, or the longest distance of all. A collective.
+/// [`Held::verify_distances`] over several ranks: each rank reads its range's distances from
+/// `table` and proves them ([`check_distances_local`]), asking the owners for the scores and
+/// distances of its positions' children in the tier and for the scores of their captures'
+/// (held in `share`). Memory beside its scores and share: a byte per position of its range
+/// and the exchange's buffers; every rank skips the tier when one has no room for them. The
+/// verdict is every rank's: the lowest index that fails on any rank, or the longest distance
+/// of all. A collective.
 fn verify_distances_ranked(
     comm: &dyn Comm,
     common: &Common,
-    held: u64,
+    share: &LowerShare,
+    config: &PartitionConfig,
     n: u8,
-    range: Range<u64>,
     scores: &[i8],
     table: Option<&Table>,
 ) -> DistanceVerdict {
-    let rules = common.opts.rules;
     let positions = scores.len() as u64;
     let size = TierIndex::new(n, IndexKind::Reachable).size();
-    let beside = positions + positions.div_ceil(64) * 8 + held + PROCESS_BYTES;
-    let room = common.available.saturating_sub(beside);
-    let forced = common
-        .opts
-        .distance_window
-        .map(|w| (w / WINDOW_ALIGN * WINDOW_ALIGN).max(WINDOW_ALIGN));
-    // Four windows take at most the bytes of this rank's scores, as the one process's
-    // distances take the bytes of its tier's: each rank's share of the memory stays its
-    // share of the tier.
-    let share = positions
-        .div_ceil(4)
-        .next_multiple_of(WINDOW_ALIGN)
-        .max(WINDOW_ALIGN);
-    let window = (room / 4 / WINDOW_ALIGN * WINDOW_ALIGN)
-        .min(forced.unwrap_or(u64::MAX))
-        .min(share);
-    // The same window on every rank, the least; none if one rank has no room.
-    let window = u64::MAX - comm.all_reduce_max(u64::MAX - window);
-    if window == 0 {
+    let range = share.partition(n).range(share.rank());
+    let batch = tier_batch(config.batch, size, comm.size());
+    let need = 2 * positions + share.bytes() + PROCESS_BYTES + exchange_memory(batch);
+    let most = comm.all_reduce_max(need.saturating_sub(common.available));
+    if most > 0 {
         return DistanceVerdict::Skipped {
             tier: n,
             why: format!(
-                "they need {} of memory on each rank, or {} read in windows; {} are available",
-                human_bytes(beside + 4 * size),
-                human_bytes(beside + 4 * WINDOW_ALIGN),
+                "a rank needs {} more memory than the {} available for its range's distances \
+                 beside its scores",
+                human_bytes(most),
                 human_bytes(common.available)
             ),
         };
     }
-    // The slice of the lower tiers is read before the windows are allocated, and takes at
-    // most about a byte per position of this rank's range too (more sweeps over the range
-    // rather than the lower tiers' whole window on every rank).
-    let slice_bytes = (room.min(positions) + least_slice(window_bytes(&rules, n)))
-        .min(common.opts.slice_bytes.unwrap_or(u64::MAX))
-        .max(1);
+    // This rank's distances, or why it cannot read them; every rank learns whether one
+    // could not before the pass (a collective).
+    let dist = match table {
+        None => Err("its distance table cannot be opened on this rank".to_string()),
+        Some(table) => {
+            let mut dist = crate::hugepage::vec_of(scores.len(), |_| 0u8);
+            let read =
+                crate::dir::read::read_distances_window(table, range.start, scores, &mut dist);
+            table.release_pages();
+            read.map(|()| dist).map_err(|e| e.to_string())
+        }
+    };
+    let unread = comm.all_reduce_max(u64::from(dist.is_err()));
     // Each rank's verdict: the longest distance, or the index that fails (0 for an error
     // that names none) with the error.
-    let checked: Result<u8, (u64, String)> = match table {
-        None => Err((0, "its distance table cannot be opened on this rank".into())),
-        Some(table) => {
-            let children = TableChildren {
-                source: &common.source,
-                tier: n,
-                table,
-                max: AtomicU8::new(0),
-            };
-            let r = check_distances_range(
-                &rules,
+    let checked: Result<u8, (u64, String)> = match dist {
+        Err(e) => Err((0, e)),
+        Ok(_) if unread > 0 => Ok(0),
+        Ok(dist) => {
+            let layout = Layout::new(RANK_CHUNK, batch, comm.size());
+            let mut stats = LookupStats::default();
+            let r = check_distances_local(
+                comm,
+                &common.opts.rules,
                 n,
-                range,
+                range.start,
                 scores,
-                &common.source,
-                slice_bytes,
-                &children,
-                window,
+                &dist,
+                share,
+                layout,
+                &mut stats,
             );
-            table.release_pages();
             match r {
-                Ok(()) => Ok(children.max.into_inner()),
+                Ok(()) => Ok(dist
+                    .iter()
+                    .copied()
+                    .filter(|&d| d != NO_DISTANCE)
+                    .max()
+                    .unwrap_or(0)),
                 Err(e @ DistanceError::Wrong { index, .. }) => Err((index, e.to_string())),
                 Err(e) => Err((0, e.to_string())),
             }
@@ -619,7 +607,7 @@ fn verify_distances_ranked(
         return DistanceVerdict::Proved {
             tier: n,
             max: u8::try_from(max).unwrap_or(u8::MAX),
-            windows: size.div_ceil(window),
+            windows: 1,
         };
     }
     // The message of the lowest rank that found the lowest index.
@@ -637,53 +625,6 @@ fn verify_distances_ranked(
         })
         .unwrap_or_else(|| "a rank failed".into());
     DistanceVerdict::Failed { tier: n, error }
-}
-
-/// The children of a tier for [`check_distances_range`], read from its tables a window at a
-/// time: the scores from its score table (through `source`), the distances from `table`
-/// given them. Keeps the longest distance read.
-struct TableChildren<'a> {
-    source: &'a TableSource,
-    tier: u8,
-    table: &'a Table,
-    max: AtomicU8,
-}
-
-impl ChildSource for TableChildren<'_> {
-    fn held_scores(&self, _range: Range<u64>) -> Option<&[i8]> {
-        None
-    }
-
-    fn read_scores(&self, range: Range<u64>, out: &mut Vec<i8>) -> Result<(), DistanceError> {
-        out.clear();
-        out.resize((range.end - range.start) as usize, 0);
-        self.source
-            .load(self.tier, range.start, out)
-            .map_err(|e| DistanceError::Lower {
-                tier: self.tier,
-                error: e.to_string(),
-            })
-    }
-
-    fn read_distances(
-        &self,
-        range: Range<u64>,
-        scores: &[i8],
-        dist: &mut Vec<u8>,
-    ) -> Result<(), DistanceError> {
-        dist.clear();
-        dist.resize((range.end - range.start) as usize, 0);
-        crate::dir::read::read_distances_window(self.table, range.start, scores, dist).map_err(
-            |e| DistanceError::Read {
-                tier: self.tier,
-                error: e.to_string(),
-            },
-        )?;
-        self.table.release_pages();
-        let m = dist.iter().copied().filter(|&d| d != NO_DISTANCE).max();
-        self.max.fetch_max(m.unwrap_or(0), Ordering::Relaxed);
-        Ok(())
-    }
 }
 
 /// The distances of a distance table read by windows ([`DistanceSource`]), given the tier's

@@ -1,0 +1,156 @@
+//! The check of a tier's distances split over ranks: each rank proves the equations of its
+//! own range of the tier ([`check_distances`](super::check_distances) explains them), the
+//! children it needs asked of their owners ([`lookup_pass`]) as the ranks' verifier asks for
+//! them (`verify/ranks.rs`), instead of every rank reading the whole tier in windows.
+//!
+//! In one pass over the rank's positions, every move of a position with a nonzero score
+//! becomes a look-up: a capture's child (a lower tier) is answered with its score by the
+//! rank that holds it in its [`LowerShare`]; a child in the tier with its score and its
+//! stored distance, two bytes, by the rank that owns it. Then each position's keeping moves
+//! give its steps and its equation is checked, as one process checks it.
+//!
+//! Memory beside the rank's scores and its share: its distances (one byte per position of
+//! its range) and the exchange's buffers. Time: the moves of the rank's positions are
+//! generated once, whatever the number of ranks.
+
+use std::ops::Range;
+use std::sync::Mutex;
+
+use oware_db::index::{IndexKind, TierIndex};
+use oware_db::{Outcome, Rules};
+
+use super::{expected_of, merge, verdict, DistanceError, Steps, NO_DISTANCE};
+use crate::comm::Comm;
+use crate::lower::lookup::{lookup_pass, Asks, Layout, LookupStats};
+use crate::lower::share::LowerShare;
+
+/// Positions per rayon task of the pass (slots are kept in 16 bits).
+pub(crate) const CHUNK: usize = 1 << 14;
+
+/// The answer to a look-up of a child in the tier: its score (low byte) and its stored
+/// distance (high byte).
+#[inline]
+fn in_tier(score: i8, distance: u8) -> u16 {
+    u16::from(score as u8) | u16::from(distance) << 8
+}
+
+/// Checks the stored distances `dist` of this rank's range of tier `n` (from index `start`;
+/// its re-proved scores `scores`) against their equations, every rank calling it with its
+/// own range (a collective; `share` holds the rank's part of the tiers the captures reach).
+/// `Ok`: every position of this rank's range agrees. The exchanges are bounded by `layout`.
+///
+/// # Errors
+/// [`DistanceError::Wrong`] naming the lowest failing index of this rank's range;
+/// [`DistanceError::Length`] when `dist` is not as long as `scores`.
+///
+/// # Panics
+/// If `n > 48`, or if a capture's child is of a tier `share` does not hold on its owner.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn check_distances_local(
+    comm: &dyn Comm,
+    rules: &Rules,
+    n: u8,
+    start: u64,
+    scores: &[i8],
+    dist: &[u8],
+    share: &LowerShare,
+    layout: Layout,
+    stats: &mut LookupStats,
+) -> Result<(), DistanceError> {
+    if dist.len() != scores.len() {
+        return Err(DistanceError::Length {
+            tier: n,
+            got: dist.len(),
+            positions: scores.len() as u64,
+        });
+    }
+    let index = TierIndex::new(n, IndexKind::Reachable);
+    let ranks = comm.size();
+    let lowest: Mutex<Option<DistanceError>> = Mutex::new(None);
+    lookup_pass(
+        comm,
+        scores.len(),
+        layout,
+        |range: Range<usize>| {
+            let first = start + range.start as u64;
+            let mut cursor = index.cursor(first, first + range.len() as u64);
+            let mut asks = Asks::new(ranks);
+            // Per position its steps so far (its exits); per look-up the position's slot and
+            // the seeds the move captures.
+            let mut steps = Vec::with_capacity(range.len());
+            let mut moves: Vec<(u16, u8)> = Vec::new();
+            for (slot, i) in range.clone().enumerate() {
+                let p = cursor.next().unwrap_or_default();
+                let s = scores[i];
+                let mut st = Steps::default();
+                if s != 0 {
+                    st.any = p.for_each_move(rules, |mv| match mv.outcome {
+                        Outcome::Continue { child, captured } => {
+                            let (word, owner) = share.request(&child);
+                            asks.push(word, owner);
+                            moves.push((slot as u16, captured));
+                        }
+                        Outcome::End { score } if score == s => {
+                            st.best = Some(merge(st.best, 0, s));
+                        }
+                        Outcome::End { .. } => {}
+                    });
+                }
+                steps.push(st);
+            }
+            ((steps, moves), asks)
+        },
+        &|w| match LowerShare::asked(w) {
+            (t, g) if t == n => {
+                let j = (g - start) as usize;
+                in_tier(scores[j], dist[j])
+            }
+            _ => u16::from(share.answer(w) as u8),
+        },
+        |range, (mut steps, moves), replies| {
+            for (&(slot, captured), v) in moves.iter().zip(replies) {
+                let st: &mut Steps = &mut steps[slot as usize];
+                let s = i16::from(scores[range.start + slot as usize]);
+                let t = i16::from(v as u8 as i8);
+                if captured == 0 {
+                    // A move that stays in the tier keeps the score when the child's is its
+                    // opposite; its step is the child's distance, and a keeping child
+                    // without one breaks a disfavoured position's equation.
+                    if -t != s {
+                        continue;
+                    }
+                    match (v >> 8) as u8 {
+                        NO_DISTANCE => st.broken = true,
+                        d => st.best = Some(merge(st.best, u16::from(d), s as i8)),
+                    }
+                } else if i16::from(captured) - t == s {
+                    st.best = Some(merge(st.best, 0, s as i8));
+                }
+            }
+            let failed = range.clone().zip(&steps).find_map(|(i, &st)| {
+                let s = scores[i];
+                let expected = if s == 0 { None } else { expected_of(st, s) };
+                verdict(n, start + i as u64, s, dist[i], expected)
+            });
+            if let Some(e) = failed {
+                let mut low = lowest.lock().unwrap_or_else(|e| e.into_inner());
+                if low.as_ref().is_none_or(|l| wrong_at(l) > wrong_at(&e)) {
+                    *low = Some(e);
+                }
+            }
+        },
+        stats,
+    );
+    match lowest.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// The index a [`DistanceError::Wrong`] names (`u64::MAX` for another error).
+fn wrong_at(e: &DistanceError) -> u64 {
+    match e {
+        DistanceError::Wrong { index, .. } => *index,
+        _ => u64::MAX,
+    }
+}
