@@ -2,7 +2,8 @@
 //! ([`LowerShare`](super::share::LowerShare)): what a pass over
 //! a rank's positions needs of other ranks' shares (the captures' children in the solver's
 //! first pass, `solve/partitioned.rs`; the children in the ranks' verifier,
-//! `verify/ranks.rs`) becomes look-ups sent to their owners, answered with one byte each.
+//! `verify/ranks.rs`; the children in the ranks' proof of distances, `distance/ranks.rs`)
+//! becomes look-ups sent to their owners, answered with a byte or two each.
 //!
 //! Every rank walks its positions in rounds of about the same number of look-ups, and the
 //! rounds go on while any rank has positions left (a rank done early still answers). A

@@ -106,7 +106,8 @@ pub struct VerifyOptions {
     pub slice_bytes: Option<u64>,
     /// Read every tier's distances in windows of at most this many positions (rounded down
     /// to a multiple of [`WINDOW_ALIGN`](crate::tier::WINDOW_ALIGN)), whatever the memory (tests,
-    /// measurements); `None`: in windows only where they do not fit beside the scores.
+    /// measurements); `None`: in windows only where they do not fit beside the scores. One
+    /// process only: over several ranks each rank reads its own range's distances whole.
     pub distance_window: Option<u64>,
     /// Re-prove the tiers of the range that the manifest records as verified, too.
     pub again: bool,
