@@ -27,6 +27,19 @@ use crate::lower::share::LowerShare;
 /// Positions per rayon task of the pass (slots are kept in 16 bits).
 pub(crate) const CHUNK: usize = 1 << 14;
 
+/// Bytes a rank's look-up pass ([`check_distances_local`]) holds at most beside its arrays,
+/// for exchanges of at most `batch` look-ups on `threads` threads, the exchange's own
+/// buffers aside: a round takes groups of `2 · threads` chunks until it has `batch / 4`
+/// look-ups (its last group may pass that, at most six a position) or `4 · batch` positions;
+/// each look-up holds its word twice (asked, then sent), its owner, its move and its answer
+/// (32 bytes in all), each position its steps (8).
+pub(crate) fn pass_bytes(batch: usize, threads: usize) -> u64 {
+    let group = 2 * threads.max(1) * CHUNK;
+    let lookups = batch / 4 + 6 * group;
+    let positions = 4 * batch + group;
+    (32 * lookups + 8 * positions) as u64
+}
+
 /// The answer to a look-up of a child in the tier: its score (low byte) and its stored
 /// distance (high byte).
 #[inline]
@@ -40,11 +53,12 @@ fn in_tier(score: i8, distance: u8) -> u16 {
 /// `Ok`: every position of this rank's range agrees. The exchanges are bounded by `layout`.
 ///
 /// # Errors
-/// [`DistanceError::Wrong`] naming the lowest failing index of this rank's range;
-/// [`DistanceError::Length`] when `dist` is not as long as `scores`.
+/// [`DistanceError::Wrong`] naming the lowest failing index of this rank's range.
 ///
 /// # Panics
-/// If `n > 48`, or if a capture's child is of a tier `share` does not hold on its owner.
+/// If `dist` is not as long as `scores` (checked before any exchange, so a caller's mistake
+/// stops the rank rather than leaving the others waiting in a collective), if `n > 48`, or
+/// if a capture's child is of a tier `share` does not hold on its owner.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn check_distances_local(
     comm: &dyn Comm,
@@ -57,13 +71,13 @@ pub(crate) fn check_distances_local(
     layout: Layout,
     stats: &mut LookupStats,
 ) -> Result<(), DistanceError> {
-    if dist.len() != scores.len() {
-        return Err(DistanceError::Length {
-            tier: n,
-            got: dist.len(),
-            positions: scores.len() as u64,
-        });
-    }
+    assert_eq!(
+        dist.len(),
+        scores.len(),
+        "tier {n}: {} distances for {} scores",
+        dist.len(),
+        scores.len()
+    );
     let index = TierIndex::new(n, IndexKind::Reachable);
     let ranks = comm.size();
     let lowest: Mutex<Option<DistanceError>> = Mutex::new(None);
