@@ -48,7 +48,7 @@ pub const DISTANCE_BYTES_PER_POSITION: u64 = 3;
 
 mod ranks;
 mod windows;
-pub(crate) use ranks::{check_distances_local, CHUNK as RANK_CHUNK};
+pub(crate) use ranks::{check_distances_local, pass_bytes, CHUNK as RANK_CHUNK};
 pub use windows::{check_distances_sliced_windowed, check_distances_windowed, DistanceSource};
 
 /// Positions per parallel work item of the first sweep and of the rounds.

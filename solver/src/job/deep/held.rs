@@ -14,8 +14,8 @@ use super::{agree_db, DistanceVerdict, VerifyError, VerifyObserver, VerifyOption
 use crate::comm::{Comm, LocalScores, PartitionConfig};
 use crate::distance::{
     check_distances, check_distances_local, check_distances_sliced,
-    check_distances_sliced_windowed, check_distances_windowed, DistanceError, DistanceSource,
-    NO_DISTANCE, RANK_CHUNK,
+    check_distances_sliced_windowed, check_distances_windowed, pass_bytes, DistanceError,
+    DistanceSource, NO_DISTANCE, RANK_CHUNK,
 };
 use crate::job::place::Placement;
 use crate::job::ranks::{check_rank_memory, tier_batch};
@@ -527,7 +527,8 @@ impl Held {
 /// `table` and proves them ([`check_distances_local`]), asking the owners for the scores and
 /// distances of its positions' children in the tier and for the scores of their captures'
 /// (held in `share`). Memory beside its scores and share: a byte per position of its range
-/// and the exchange's buffers; every rank skips the tier when one has no room for them. The
+/// and the buffers of the exchange and of the pass ([`pass_bytes`]); every rank skips the
+/// tier alike, naming the rank short of the most, when one has no room for them. The
 /// verdict is every rank's: the lowest index that fails on any rank, or the longest distance
 /// of all. A collective.
 fn verify_distances_ranked(
@@ -543,16 +544,25 @@ fn verify_distances_ranked(
     let size = TierIndex::new(n, IndexKind::Reachable).size();
     let range = share.partition(n).range(share.rank());
     let batch = tier_batch(config.batch, size, comm.size());
-    let need = 2 * positions + share.bytes() + PROCESS_BYTES + exchange_memory(batch);
-    let most = comm.all_reduce_max(need.saturating_sub(common.available));
-    if most > 0 {
+    // Beside its scores and share: its distances, the exchange's buffers and the pass's.
+    let need = 2 * positions
+        + share.bytes()
+        + PROCESS_BYTES
+        + exchange_memory(batch)
+        + pass_bytes(batch, rayon::current_num_threads());
+    // The largest shortfall and the lowest rank that has it, the same on every rank.
+    let (me, ranks) = (comm.rank(), comm.size());
+    let short = need.saturating_sub(common.available);
+    let key =
+        comm.all_reduce_max(short.min(u64::MAX >> 16) << 16 | (0xFFFF - me.min(0xFFFF)) as u64);
+    if key >> 16 > 0 {
         return DistanceVerdict::Skipped {
             tier: n,
             why: format!(
-                "a rank needs {} more memory than the {} available for its range's distances \
-                 beside its scores",
-                human_bytes(most),
-                human_bytes(common.available)
+                "rank {} of {ranks} needs {} more memory for its range's distances (a byte per \
+                 position beside its scores and share, and the look-ups' buffers)",
+                0xFFFF - (key & 0xFFFF),
+                human_bytes(key >> 16)
             ),
         };
     }
