@@ -122,6 +122,16 @@ fn distance_summary(v: &DistanceVerdict) -> String {
     }
 }
 
+/// The first index from `len / part` on of tier `n` of `dir` whose score `pick` takes.
+fn first_from(dir: &Path, n: u8, part: usize, pick: impl Fn(i8) -> bool) -> usize {
+    let scores = Table::open(&dir.join(format!("tier-{n:02}.owt")))
+        .unwrap()
+        .read_all()
+        .unwrap();
+    let from = scores.len() / part;
+    from + scores[from..].iter().position(|&s| pick(s)).unwrap()
+}
+
 /// Rewrites the distance table of tier `n` of `dir` with `change` applied to its distances,
 /// and records the new file in the manifest: only the proof can tell.
 fn rewrite_distances(dir: &Path, n: u8, change: impl FnOnce(&mut [u8])) {
@@ -176,15 +186,7 @@ fn ranks_prove_distances_as_one_process() {
         let want = check("generated");
         assert!(want.iter().all(|w| w.starts_with("proved")), "{want:?}");
         // A changed distance in tier 10, behind a valid checksum: named alike.
-        let scores = Table::open(&dir.join("tier-10.owt"))
-            .unwrap()
-            .read_all()
-            .unwrap();
-        let at = scores.len() / 2
-            + scores[scores.len() / 2..]
-                .iter()
-                .position(|&s| s != 0)
-                .unwrap();
+        let at = first_from(&dir, 10, 2, |s| s != 0);
         rewrite_distances(&dir, 10, |b| b[at] = b[at].wrapping_add(1));
         let want = check("changed");
         assert!(
@@ -196,15 +198,7 @@ fn ranks_prove_distances_as_one_process() {
         // (it has moves) and those of its parents that keep their score through it fail, and
         // the ranks name the lowest alike.
         rewrite_distances(&dir, 10, |b| b[at] = b[at].wrapping_sub(1));
-        let scores = Table::open(&dir.join("tier-11.owt"))
-            .unwrap()
-            .read_all()
-            .unwrap();
-        let at = scores.len() / 3
-            + scores[scores.len() / 3..]
-                .iter()
-                .position(|&s| s > 0)
-                .unwrap();
+        let at = first_from(&dir, 11, 3, |s| s > 0);
         rewrite_distances(&dir, 11, |b| b[at] = 0);
         let want = check("distance 0");
         assert!(
