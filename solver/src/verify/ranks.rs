@@ -78,7 +78,7 @@ impl Ctx<'_> {
     /// The local index of a look-up word of this tier.
     #[inline]
     fn local(&self, word: u64) -> usize {
-        ((word & ((1 << 42) - 1)) - self.start) as usize
+        (LowerShare::asked(word).1 - self.start) as usize
     }
 
     /// The cells of `range` encoded ([`encode_cells`]); returns how many are nonzero.
@@ -266,7 +266,7 @@ pub fn verify_tier_local(
             ((st, moves), asks)
         },
         &|w| {
-            if (w >> 42) as u8 == n {
+            if LowerShare::asked(w).0 == n {
                 score_of(ctx.cells[ctx.local(w)].load(Ordering::Relaxed), 0) as i8 as u8
             } else {
                 share.answer(w) as u8
