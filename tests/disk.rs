@@ -190,6 +190,76 @@ fn refused_before_it_starts(disk: &std::path::Path) {
     ok(&["verify", "--dir", ds, "-q"]);
 }
 
+#[cfg(target_os = "linux")]
+#[test]
+fn the_disk_check_judges_tables_by_the_recorded_ones() {
+    on_small_disk(
+        "the_disk_check_judges_tables_by_the_recorded_ones",
+        "4m",
+        judged_by_the_recorded_tables,
+    );
+}
+
+/// Generating up to tier 13 on a 4 MiB disk at `disk`, scores only.
+#[cfg(target_os = "linux")]
+fn judged_by_the_recorded_tables(disk: &std::path::Path) {
+    let d = disk.join("t");
+    let ds = d.to_str().unwrap();
+    // Tier 13 (2464320 positions) would need 2.4 MiB at a byte per position, more than the
+    // disk has left beside the lower tiers' tables and side copies; judged by tier 12's
+    // table (3.0 bits per position, 1.25 times that), it needs 1.2 MiB, and takes 1.0.
+    ok(&[
+        "generate",
+        "--quiet",
+        "--dir",
+        ds,
+        "--max-seeds",
+        "13",
+        "--no-distance",
+    ]);
+    assert_eq!(leftovers(&d), Vec::<String>::new());
+    ok(&["verify", "--dir", ds, "-q"]);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn distances_out_of_core_count_their_scratch() {
+    on_small_disk(
+        "distances_out_of_core_count_their_scratch",
+        "6m",
+        scratch_counted,
+    );
+}
+
+/// Generating up to tier 13 with distances on a 6 MiB disk at `disk`: in memory, then out
+/// of core.
+#[cfg(target_os = "linux")]
+fn scratch_counted(disk: &std::path::Path) {
+    let d = disk.join("t");
+    let ds = d.to_str().unwrap();
+    ok(&["generate", "--quiet", "--dir", ds, "--max-seeds", "13"]);
+    std::fs::remove_dir_all(&d).unwrap();
+    let d = disk.join("u");
+    let ds = d.to_str().unwrap();
+    let out = oware()
+        .args(["generate", "--quiet", "--dir", ds, "--max-seeds", "13"])
+        .env("OWARE_DISTANCE_WINDOW", "65536")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    // Tier 12's two tables and side copy (2.88 MiB, as without the window: the disk has
+    // room for them) and a byte per position of scratch (1.28 MiB).
+    assert!(
+        err.starts_with(&format!(
+            "error: generating into {ds}: tier 12 needs 4.16 MiB of disk in {ds}, "
+        )) && err.contains(" free; nothing was written for it"),
+        "{err}"
+    );
+    assert_eq!(leftovers(&d), Vec::<String>::new());
+    ok(&["verify", "--dir", ds, "-q"]);
+}
+
 #[test]
 fn a_tier_refused_for_memory_leaves_complete_tiers_only() {
     let tmp = tempfile::tempdir().unwrap();

@@ -14,22 +14,96 @@ pub fn table_disk_bound(positions: u64) -> u64 {
     positions + blocks * 80 + (64 << 10)
 }
 
-/// Bytes of disk [`crate::generate`] needs to solve (`solve`) and keep as a lower tier
-/// (`side_copies` side copies of one byte per position, one per rank) a tier of
-/// `positions` positions, with its distance table when `distances` (bounded as a table:
-/// one byte per position at most; its ctx-huffman code measures 2.6–3.5 bits per position
-/// from tier 9 up, so the bound's slack also covers a model larger than the 64 KiB counted).
-/// Distances kept out of core take a byte per position more in scratch files while the
-/// tier is solved (its windows' distances and its cells after the exits, zstd-compressed;
-/// the tables' slack covers the rest).
-pub fn generate_tier_disk(positions: u64, solve: bool, side_copies: u64, distances: bool) -> u64 {
-    let tables = if solve {
-        (table_disk_bound(positions) + positions) * u64::from(distances)
-            + table_disk_bound(positions)
-    } else {
-        0
-    };
-    tables + side_copies * positions
+/// A table already recorded: its bytes on disk and its positions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Measured {
+    /// The file's size in bytes.
+    pub bytes: u64,
+    /// Its positions.
+    pub positions: u64,
+}
+
+/// Fewest positions a recorded table needs for its bits per position to judge a higher
+/// tier's: smaller ones are mostly header and model.
+pub const MEASURED_MIN_POSITIONS: u64 = 1 << 20;
+
+/// Margin over the bits per position measured on the lower tiers. Within a game they drift
+/// by a few hundredths of a bit from one tier to the next (docs/BENCHMARKS.md).
+pub const MEASURED_MARGIN: f64 = 1.25;
+
+/// Bytes a table of `positions` positions is expected to take: [`MEASURED_MARGIN`] times the
+/// bytes per position of `lower` (a lower tier's table of the same kind), plus the header's
+/// 64 KiB; never more than [`table_disk_bound`], which it is without a measure.
+pub fn table_disk_estimate(positions: u64, lower: Option<Measured>) -> u64 {
+    let bound = table_disk_bound(positions);
+    match lower {
+        Some(m) if m.positions > 0 => {
+            let per = m.bytes as f64 / m.positions as f64 * MEASURED_MARGIN;
+            ((positions as f64 * per).ceil() as u64 + (64 << 10)).min(bound)
+        }
+        _ => bound,
+    }
+}
+
+/// The largest bytes per position among `tables` (a directory's recorded tables of one
+/// kind) of at least [`MEASURED_MIN_POSITIONS`] positions.
+pub fn densest(tables: impl IntoIterator<Item = Measured>) -> Option<Measured> {
+    tables
+        .into_iter()
+        .filter(|m| m.positions >= MEASURED_MIN_POSITIONS)
+        .max_by(|a, b| {
+            // a.bytes / a.positions against b.bytes / b.positions, exactly.
+            (u128::from(a.bytes) * u128::from(b.positions))
+                .cmp(&(u128::from(b.bytes) * u128::from(a.positions)))
+        })
+}
+
+/// What [`crate::generate`] writes to disk for one tier.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TierDisk {
+    /// The tier's positions.
+    pub positions: u64,
+    /// Whether the tier is solved (and its tables written); a tier kept from an earlier run
+    /// writes only its side copies.
+    pub solve: bool,
+    /// Side copies of one byte per position kept for a later tier: one per process, or the
+    /// ranks' shares of one.
+    pub side_copies: u64,
+    /// The densest recorded score table of a lower tier ([`densest`]), if any.
+    pub scores: Option<Measured>,
+    /// Whether a distance table is written too.
+    pub distances: bool,
+    /// The densest recorded distance table of a lower tier, if any.
+    pub distances_measured: Option<Measured>,
+    /// Whether the distances are kept out of core while the tier is solved: their windows
+    /// and the state after the exits go to zstd scratch files, counted at
+    /// [`SPILL_SCRATCH_PER_POSITION`] bytes per position.
+    pub spilled: bool,
+}
+
+/// Bytes per position the scratch files of distances kept out of core are counted at (the
+/// saved cells and level masks and the windows' distances, zstd-compressed).
+pub const SPILL_SCRATCH_PER_POSITION: u64 = 1;
+
+impl TierDisk {
+    /// Bytes of disk the tier is expected to need: its tables as [`table_disk_estimate`]
+    /// judges them from the lower tiers (each at most [`table_disk_bound`]), the scratch of
+    /// distances kept out of core, and the side copies. An estimate, not a bound: a table
+    /// that outgrows it stops the run with a full disk, which loses only the tier in
+    /// progress.
+    pub fn bytes(&self) -> u64 {
+        let mut total = self.side_copies * self.positions;
+        if self.solve {
+            total += table_disk_estimate(self.positions, self.scores);
+            if self.distances {
+                total += table_disk_estimate(self.positions, self.distances_measured);
+                if self.spilled {
+                    total += SPILL_SCRATCH_PER_POSITION * self.positions;
+                }
+            }
+        }
+        total
+    }
 }
 
 /// Bytes free to an unprivileged user on the filesystem of `dir` (`statvfs`'s available
@@ -63,16 +137,78 @@ mod tests {
         assert_eq!(table_disk_bound(0), 64 << 10);
         assert!(table_disk_bound(1 << 30) >= 1 << 30);
         assert!(table_disk_bound(1 << 30) < (1 << 30) + (1 << 30) / 10);
-        assert_eq!(generate_tier_disk(1000, false, 2, true), 2000);
+    }
+
+    fn tier(positions: u64) -> TierDisk {
+        TierDisk {
+            positions,
+            solve: true,
+            ..TierDisk::default()
+        }
+    }
+
+    #[test]
+    fn a_tier_counts_its_tables_side_copies_and_scratch() {
+        let kept = TierDisk {
+            solve: false,
+            side_copies: 2,
+            distances: true,
+            spilled: true,
+            ..tier(1000)
+        };
+        assert_eq!(kept.bytes(), 2000);
+        assert_eq!(tier(1000).bytes(), table_disk_bound(1000));
+        let with = TierDisk {
+            distances: true,
+            side_copies: 1,
+            ..tier(1000)
+        };
+        assert_eq!(with.bytes(), 2 * table_disk_bound(1000) + 1000);
+        // The scratch only where the distances are kept out of core.
+        let spilled = TierDisk {
+            spilled: true,
+            ..with
+        };
+        assert_eq!(spilled.bytes(), with.bytes() + 1000);
+        let scores_only = TierDisk {
+            spilled: true,
+            ..tier(1000)
+        };
+        assert_eq!(scores_only.bytes(), table_disk_bound(1000));
+    }
+
+    #[test]
+    fn measured_tables_bound_a_higher_tier() {
+        let m = |bytes, positions| Measured { bytes, positions };
+        // Half a byte per position (4 bits): 5 bits with the margin.
+        let n = 1u64 << 30;
         assert_eq!(
-            generate_tier_disk(1000, true, 0, false),
-            table_disk_bound(1000)
+            table_disk_estimate(n, Some(m(1 << 20, 2 << 20))),
+            n * 5 / 8 + (64 << 10)
         );
-        // Two tables, a side copy, and a byte per position of the distances out of core.
+        // Never above the bound, which is the estimate without a measure.
+        assert_eq!(table_disk_estimate(n, None), table_disk_bound(n));
         assert_eq!(
-            generate_tier_disk(1000, true, 1, true),
-            2 * table_disk_bound(1000) + 1000 + 1000
+            table_disk_estimate(n, Some(m(3 << 20, 2 << 20))),
+            table_disk_bound(n)
         );
+        // The densest of the large enough tables judges.
+        let tables = [
+            m(100, 10),
+            m(3 << 20, 8 << 20),
+            m(1 << 20, 2 << 20),
+            m(2, 4),
+        ];
+        assert_eq!(densest(tables), Some(m(1 << 20, 2 << 20)));
+        assert_eq!(densest([m(100, 10)]), None);
+        // Scores and distances each judged by their own kind.
+        let t = TierDisk {
+            scores: Some(m(1 << 20, 2 << 20)),
+            distances: true,
+            distances_measured: Some(m(1 << 20, 4 << 20)),
+            ..tier(n)
+        };
+        assert_eq!(t.bytes(), n * 5 / 8 + n * 5 / 16 + (128 << 10));
     }
 
     #[cfg(unix)]

@@ -18,7 +18,7 @@ use oware_db::manifest::Manifest;
 
 pub use cancel::Cancel;
 pub use check::{check_tiers, CheckObserver};
-pub use disk::{free_disk, generate_tier_disk, table_disk_bound};
+pub use disk::{densest, free_disk, table_disk_bound, table_disk_estimate, Measured, TierDisk};
 pub use lock::{DirLock, LockError, LOCK_FILE};
 pub use read::{read_distances, read_table};
 pub use romein::{export_overhead, export_romein, import_romein};

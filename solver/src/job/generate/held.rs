@@ -336,6 +336,30 @@ impl Held {
         }
     }
 
+    /// Whether the distances of tier `tier` will be kept out of core when it is solved under
+    /// `placement`'s limit ([`distance_tuning`]); never over several ranks.
+    pub(super) fn spills_distances(
+        &self,
+        placement: &Placement<'_>,
+        opts: &GenerateOptions,
+        tier: u8,
+    ) -> bool {
+        let Held::Process { plans, scratch, .. } = self else {
+            return false;
+        };
+        plans[tier as usize].is_ok_and(|plan| {
+            let positions = super::written_entries(tier);
+            distance_tuning(
+                &plan,
+                positions,
+                placement.limit(),
+                scratch,
+                opts.distance_window,
+            )
+            .is_ok_and(|(tuning, _)| tuning.spill.is_some())
+        })
+    }
+
     /// Solves tier `tier` (its memory checked first: every rank stops if one lacks it), and
     /// tells `observer` it starts. Returns the scores, the counts and when it started.
     pub(super) fn solve(

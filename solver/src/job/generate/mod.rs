@@ -26,7 +26,7 @@ pub use error::GenerateError;
 
 use super::ranks::{agree, agree_flags, check_disk, gather_histogram, lock_dir};
 use crate::comm::Comm;
-use crate::dir::disk::generate_tier_disk;
+use crate::dir::disk::{densest, Measured, TierDisk};
 use crate::dir::write::{write_distances_parallel, write_distances_spilled, DEFAULT_BATCH_BLOCKS};
 use crate::dir::write_ranked::write_distances_distributed;
 use crate::dir::{Cancel, DirLock, TableDir};
@@ -506,12 +506,24 @@ pub fn generate(
         let needed_later = last_reader[tier as usize].is_some();
         let solve = !complete[tier as usize];
         let side_copies = held.side_copies(needed_later);
-        check_disk(
-            comm,
-            &table_dir,
-            tier,
-            generate_tier_disk(positions, solve, side_copies, opts.distances),
-        )?;
+        let disk = TierDisk {
+            positions,
+            solve,
+            side_copies,
+            scores: densest(manifest.tiers.values().map(|e| Measured {
+                bytes: e.file_size,
+                positions: e.entries,
+            })),
+            distances: opts.distances,
+            distances_measured: densest(manifest.tiers.values().filter_map(|e| {
+                e.distance.as_ref().map(|d| Measured {
+                    bytes: d.file_size,
+                    positions: e.entries,
+                })
+            })),
+            spilled: solve && opts.distances && held.spills_distances(&placement, opts, tier),
+        };
+        check_disk(comm, &table_dir, tier, disk.bytes())?;
         if !solve {
             observer.tier_start(tier, positions, false);
             held.keep_table(comm, &table_dir, tier, needed_later)?;
