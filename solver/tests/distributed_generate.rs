@@ -6,6 +6,7 @@ use std::path::Path;
 
 use oware_db::Rules;
 use oware_solver::distributed::{Comm, LocalComm, ThreadComm};
+use oware_solver::memory::PROCESS_BYTES;
 use oware_solver::{
     generate, GenerateError, GenerateObserver, GenerateOptions, Phase, Progress, RankError,
     TierReport,
@@ -142,7 +143,7 @@ fn a_share_too_large_is_refused_with_the_figures() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("t");
     let opts = GenerateOptions {
-        memory_limit: Some(3 << 20),
+        memory_limit: Some(PROCESS_BYTES + (3 << 20)),
         ..options(&dir, "abapa", 14)
     };
     let results = ThreadComm::run(2, |c| generate(c, &opts, &Silent).map(|_| ()));

@@ -16,6 +16,7 @@ use oware_db::write::WriteOptions;
 use oware_db::Rules;
 use oware_solver::dir::CheckObserver;
 use oware_solver::distributed::{Comm, LocalComm, ThreadComm};
+use oware_solver::memory::PROCESS_BYTES;
 use oware_solver::{
     generate, verify_deep, DeepReport, DistanceVerdict, GenerateObserver, GenerateOptions,
     NoProgress, Phase, Progress, RankError, TierReport, TierVerdict, VerifyError, VerifyObserver,
@@ -347,7 +348,7 @@ fn a_share_too_large_is_refused_with_the_rank_and_its_figures() {
     let dir = tmp.path().join("t");
     generated(&dir, &rules, 12);
     let opts = VerifyOptions {
-        memory_limit: Some(1 << 20),
+        memory_limit: Some(PROCESS_BYTES + (1 << 20)),
         ..options(&dir, &rules, 12..=12, None)
     };
     let results = ThreadComm::run(2, |c| verify_deep(c, &opts, &Silent));
@@ -367,8 +368,8 @@ fn a_share_too_large_is_refused_with_the_rank_and_its_figures() {
             )) => {
                 assert_eq!(*rank, r);
                 assert!(*tier <= 12);
-                assert_eq!(*available, 1 << 20);
-                assert!(needed > available && *needed == own + lower);
+                assert_eq!(*available, PROCESS_BYTES + (1 << 20));
+                assert!(needed > available && *needed == own + lower + PROCESS_BYTES);
                 let msg = e.to_string();
                 assert!(
                     msg.starts_with(&format!("deep verification of tier {tier} needs "))

@@ -3,7 +3,7 @@
 
 use thiserror::Error;
 
-use crate::memory::human_bytes;
+use crate::memory::{human_bytes, PROCESS_BYTES};
 
 /// Over several ranks, why a rank stops its job, the same for generation and deep
 /// verification: its part of a tier does not fit in its memory, or another rank failed.
@@ -14,11 +14,12 @@ pub enum RankError {
     /// buffers beside its share of the lower tiers.
     #[error(
         "{job} of tier {tier} needs {} of memory on rank {rank} of {ranks} ({} for this \
-         rank's part of the tier, {} for its share of the lower tiers) but only {} are \
-         available{}",
+         rank's part of the tier, {} for its share of the lower tiers, {} for the process) \
+         but only {} are available{}",
         human_bytes(*needed),
         human_bytes(*own),
         human_bytes(*lower),
+        human_bytes(PROCESS_BYTES),
         human_bytes(*available),
         if *job == "generation" { "; nothing was written for it" } else { "" }
     )]
@@ -31,7 +32,8 @@ pub enum RankError {
         rank: usize,
         /// The ranks of the job.
         ranks: usize,
-        /// Bytes needed on that rank.
+        /// Bytes needed on that rank: `own`, `lower` and the process's reserve
+        /// ([`PROCESS_BYTES`]).
         needed: u64,
         /// Of which its part of the tier: its cells or scores with their state, far exits'
         /// room and exchange buffers.

@@ -11,6 +11,7 @@ use oware_db::table::Table;
 use crate::comm::{Comm, LocalScores};
 use crate::dir::{DirLock, LockError, TableDir};
 use crate::lower::share::LowerShare;
+use crate::memory::PROCESS_BYTES;
 
 /// Count of each score.
 pub(super) fn histogram(scores: &[i8]) -> BTreeMap<i8, u64> {
@@ -195,7 +196,8 @@ pub(crate) fn load_share(
 }
 
 /// Whether this rank's part of tier `tier` fits: `own` bytes of its own beside `held` of its
-/// share of the lower tiers, within `available`. Every rank checks its own; all stop if one
+/// share of the lower tiers and the process's reserve ([`PROCESS_BYTES`]), within
+/// `available`. Every rank checks its own; all stop if one
 /// does not fit, that rank with [`RankError::TooLarge`], the others with
 /// [`RankError::Failed`] naming the lowest such rank. A collective; `job` names the job in
 /// the message.
@@ -208,7 +210,8 @@ pub(crate) fn check_rank_memory(
     available: u64,
 ) -> Result<(), RankError> {
     let rank = comm.rank();
-    let short = own + held > available;
+    let needed = own + held + PROCESS_BYTES;
+    let short = needed > available;
     let first_short = comm.all_reduce_max(if short { u64::MAX - rank as u64 } else { 0 });
     if first_short == 0 {
         return Ok(());
@@ -219,7 +222,7 @@ pub(crate) fn check_rank_memory(
             tier,
             rank,
             ranks: comm.size(),
-            needed: own + held,
+            needed,
             own,
             lower: held,
             available,

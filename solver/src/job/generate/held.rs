@@ -25,7 +25,7 @@ use crate::lower::slice::{cut_slices, TableSource, SLICE_ALIGN};
 use crate::lower::LowerTiers;
 use crate::memory::{
     distance_bytes, exchange_memory, far_exit_bytes, human_bytes, partition_memory, plan_tier,
-    ExitPlan, TierPlan,
+    ExitPlan, TierPlan, PROCESS_BYTES,
 };
 use crate::solve::partitioned::{solve_tier_ranked, RankLower};
 use crate::solve::{solve_tier_sliced, solve_tier_tuned, Spill, TierScores, Tuning, WINDOW_ALIGN};
@@ -449,7 +449,7 @@ impl Held {
                 check_rank_memory(comm, "generation", tier, own, held, limit)?;
                 // The distances where every rank has room for them beside the rest.
                 let dist = distance_bytes(positions.div_ceil(ranks as u64) + PARTITION_ALIGN);
-                let short = opts.distances && own + held + dist > limit;
+                let short = opts.distances && own + held + dist + PROCESS_BYTES > limit;
                 let with = opts.distances && comm.all_reduce_max(u64::from(short)) == 0;
                 let skipped = (opts.distances && !with).then(|| {
                     format!(
@@ -465,7 +465,7 @@ impl Held {
                 // rank take more than its plan leaves them (the room kept for them and what
                 // the limit leaves over).
                 let config = PartitionConfig {
-                    far_exit_room: limit.saturating_sub(own + held) + far_room,
+                    far_exit_room: limit.saturating_sub(own + held + PROCESS_BYTES) + far_room,
                     ..config
                 };
                 observer.tier_start(tier, positions, true);
