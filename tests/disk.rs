@@ -248,11 +248,11 @@ fn scratch_counted(disk: &std::path::Path) {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
-    // Tier 12's two tables and side copy (2.88 MiB, as without the window: the disk has
-    // room for them) and a byte per position of scratch (1.28 MiB).
+    // Tier 12's two tables (2.88 MiB, as without the window: the disk has room for them)
+    // and its windows' scratch at 7 bits per position (1.12 MiB).
     assert!(
         err.starts_with(&format!(
-            "error: generating into {ds}: tier 12 needs 4.16 MiB of disk in {ds}, "
+            "error: generating into {ds}: tier 12 needs 4.00 MiB of disk in {ds}, "
         )) && err.contains(" free; nothing was written for it"),
         "{err}"
     );

@@ -76,31 +76,41 @@ pub struct TierDisk {
     /// The densest recorded distance table of a lower tier, if any.
     pub distances_measured: Option<Measured>,
     /// Whether the distances are kept out of core while the tier is solved: their windows
-    /// and the state after the exits go to zstd scratch files, counted at
-    /// [`SPILL_SCRATCH_PER_POSITION`] bytes per position.
+    /// and the state after the exits go to zstd scratch files ([`SPILL_WINDOW_BITS`],
+    /// [`SPILL_SNAPSHOT_BITS`]).
     pub spilled: bool,
 }
 
-/// Bytes per position the scratch files of distances kept out of core are counted at (the
-/// saved cells and level masks and the windows' distances, zstd-compressed).
-pub const SPILL_SCRATCH_PER_POSITION: u64 = 1;
+/// Bits per position the windows' distances of a tier kept out of core are counted at in
+/// scratch (zstd level 1; 5.8 measured at tier 35 of the 36-seed game, docs/BENCHMARKS.md).
+/// They stay until its distance table is written.
+pub const SPILL_WINDOW_BITS: u64 = 7;
+
+/// Bits per position the state after the exits of a tier whose distances are kept out of
+/// core is counted at in scratch (its cells and level masks, zstd level 1; 2.6 measured at
+/// tier 35 of the 36-seed game). It is removed before the tables are written.
+pub const SPILL_SNAPSHOT_BITS: u64 = 4;
 
 impl TierDisk {
     /// Bytes of disk the tier is expected to need: its tables as [`table_disk_estimate`]
-    /// judges them from the lower tiers (each at most [`table_disk_bound`]), the scratch of
-    /// distances kept out of core, and the side copies. An estimate, not a bound: a table
-    /// that outgrows it stops the run with a full disk, which loses only the tier in
-    /// progress.
+    /// judges them from the lower tiers (each at most [`table_disk_bound`]); with distances
+    /// kept out of core, the windows' scratch beside the larger of the tables and the saved
+    /// state (which goes before they are written); and the side copies. An estimate, not a
+    /// bound: a tier that outgrows it stops the run with a full disk, which loses only the
+    /// tier in progress.
     pub fn bytes(&self) -> u64 {
         let mut total = self.side_copies * self.positions;
         if self.solve {
-            total += table_disk_estimate(self.positions, self.scores);
+            let mut tables = table_disk_estimate(self.positions, self.scores);
             if self.distances {
-                total += table_disk_estimate(self.positions, self.distances_measured);
-                if self.spilled {
-                    total += SPILL_SCRATCH_PER_POSITION * self.positions;
-                }
+                tables += table_disk_estimate(self.positions, self.distances_measured);
             }
+            total += if self.distances && self.spilled {
+                let bits = |b: u64| (self.positions * b).div_ceil(8);
+                bits(SPILL_WINDOW_BITS) + tables.max(bits(SPILL_SNAPSHOT_BITS))
+            } else {
+                tables
+            };
         }
         total
     }
@@ -169,7 +179,21 @@ mod tests {
             spilled: true,
             ..with
         };
-        assert_eq!(spilled.bytes(), with.bytes() + 1000);
+        // The windows beside the tables, which outweigh the saved state.
+        assert_eq!(spilled.bytes(), with.bytes() + 875);
+        // The windows beside the saved state, where it outweighs the tables.
+        let m = |bytes, positions| Measured { bytes, positions };
+        let n = 1u64 << 30;
+        let small = TierDisk {
+            scores: Some(m(1 << 20, 8 << 20)),
+            distances: true,
+            distances_measured: Some(m(1 << 20, 8 << 20)),
+            spilled: true,
+            ..tier(n)
+        };
+        // Tables of 1.25 bits per position each, under the state's 4.
+        assert!(2 * table_disk_estimate(n, Some(m(1 << 20, 8 << 20))) < n / 2);
+        assert_eq!(small.bytes(), n * 7 / 8 + n / 2);
         let scores_only = TierDisk {
             spilled: true,
             ..tier(1000)
