@@ -18,7 +18,10 @@ use oware_db::manifest::Manifest;
 
 pub use cancel::Cancel;
 pub use check::{check_tiers, CheckObserver};
-pub use disk::{densest, free_disk, table_disk_bound, table_disk_estimate, Measured, TierDisk};
+pub use disk::{
+    densest, free_disk, table_disk_bound, table_disk_estimate, Measured, TierDisk, MEASURED_MARGIN,
+    MEASURED_MIN_POSITIONS, SPILL_SNAPSHOT_BITS, SPILL_WINDOW_BITS,
+};
 pub use lock::{DirLock, LockError, LOCK_FILE};
 pub use read::{read_distances, read_table};
 pub use romein::{export_overhead, export_romein, import_romein};
