@@ -453,10 +453,10 @@ impl Held {
                 let with = opts.distances && comm.all_reduce_max(u64::from(short)) == 0;
                 let skipped = (opts.distances && !with).then(|| {
                     format!(
-                        "they need {} of memory on each rank beside its {} of the tier and \
-                         the lower tiers; the limit is {}",
+                        "they need {} of memory on each rank beside its {} of the tier, \
+                         the lower tiers and the process; the limit is {}",
                         human_bytes(dist),
-                        human_bytes(own + held),
+                        human_bytes(own + held + PROCESS_BYTES),
                         human_bytes(limit)
                     )
                 });
