@@ -14,6 +14,7 @@
 use std::path::PathBuf;
 
 use oware_db::index::{IndexKind, TierIndex};
+use oware_db::retro::ChildRanker;
 use oware_db::{Error, Position, MAX_SEEDS};
 
 use super::{side_copy, LowerTiers, Scores};
@@ -147,6 +148,21 @@ impl LowerShare {
         let tier = p.seeds();
         let (index, part, _) = &self.tiers[tier as usize];
         let g = oware_db::retro::rank_of_child(index, p);
+        ((u64::from(tier) << TIER_SHIFT) | g, part.owner(g))
+    }
+
+    /// [`LowerShare::request`] for the child of a move from `house`, ranked by `ranker`
+    /// (which keeps half of the rank of the children of positions visited in index order).
+    #[inline]
+    pub(crate) fn request_ranked(
+        &self,
+        child: &Position,
+        ranker: &mut ChildRanker,
+        house: u8,
+    ) -> (u64, usize) {
+        let tier = child.seeds();
+        let g = ranker.rank(child, house);
+        let part = &self.tiers[tier as usize].1;
         ((u64::from(tier) << TIER_SHIFT) | g, part.owner(g))
     }
 

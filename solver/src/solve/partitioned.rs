@@ -7,15 +7,15 @@
 //!
 //! All communication happens on the calling (main) thread, between rayon phases.
 
-use oware_db::index::{IndexKind, TierIndex};
+use oware_db::index::{ChildRanker, IndexKind, TierIndex};
 use oware_db::Rules;
 use rayon::prelude::*;
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
 use oware_db::retro::ExitMoves;
 
-use super::cell::{Codes, FarExits};
+use super::cell::{Codes, FarExits, NO_EXIT};
 use super::first_pass::Initial;
 use super::ranks::Place;
 use super::{first_pass_whole, set_level_masks, solve_placed, FarRoom, Tuning, CHUNK};
@@ -294,8 +294,9 @@ struct ChunkWork {
 }
 
 /// Writes the first cells of the positions `start..start + cells.len()` of tier `index`
-/// (this rank's range), asking every capture of the owner of its child, in the rounds of
-/// `lower/lookup.rs`. A collective: every rank calls it. Returns the far exits per `chunk`.
+/// (this rank's range): a capture whose child this rank owns is read from its share at once,
+/// every other one asked of the owner of its child, in the rounds of `lower/lookup.rs`. A
+/// collective: every rank calls it. Returns the far exits per `chunk`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn first_cells_shared(
     comm: &dyn Comm,
@@ -310,11 +311,12 @@ pub(crate) fn first_cells_shared(
     progress: &dyn Progress,
     stats: &mut LookupStats,
 ) -> Vec<FarExits> {
-    let ranks = comm.size();
+    let (me, ranks) = (comm.rank(), comm.size());
     let chunks = cells.len().div_ceil(layout.chunk);
     let far: Vec<std::sync::Mutex<FarExits>> = (0..chunks)
         .map(|_| std::sync::Mutex::new(Box::default()))
         .collect();
+    let answered_here = AtomicU64::new(0);
     lookup_pass(
         comm,
         cells.len(),
@@ -323,18 +325,31 @@ pub(crate) fn first_cells_shared(
             let first = start + range.start as u64;
             let mut cursor = index.cursor(first, first + range.len() as u64);
             let mut exits = ExitMoves::new(rules);
+            let mut ranker = ChildRanker::new(index.kind());
             let mut asks = Asks::new(ranks);
             let mut captures = Vec::new();
+            let mut local = 0;
             let inits = (0..range.len())
                 .map(|slot| {
                     let p = cursor.next().unwrap_or_default();
-                    Initial::of(&p, &mut exits, |child, captured, _| {
-                        let (word, owner) = share.request(child);
-                        asks.push(word, owner);
-                        captures.push((slot as u16, captured));
-                    })
+                    // A capture whose child this rank holds is folded at once; the others
+                    // wait for their owners' answers.
+                    let mut here = NO_EXIT;
+                    let mut init = Initial::of(&p, &mut exits, |child, captured, house| {
+                        let (word, owner) = share.request_ranked(child, &mut ranker, house);
+                        if owner == me {
+                            local += 1;
+                            here = here.max(captured - share.answer(word));
+                        } else {
+                            asks.push(word, owner);
+                            captures.push((slot as u16, captured));
+                        }
+                    });
+                    init.exit = init.exit.max(here);
+                    init
                 })
                 .collect();
+            answered_here.fetch_add(local, Ordering::Relaxed);
             (ChunkWork { inits, captures }, asks)
         },
         &|w| share.answer(w) as u8,
@@ -360,6 +375,7 @@ pub(crate) fn first_cells_shared(
         },
         stats,
     );
+    stats.local += answered_here.into_inner();
     far.into_iter()
         .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
         .collect()
