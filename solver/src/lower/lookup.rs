@@ -228,7 +228,8 @@ pub(crate) fn lookup_pass<W: Send, A: Reply>(
 
 /// Sends `outgoing[d]` to rank `d` and returns its answers in the same order, in sub-rounds
 /// of at most `per_dest` words per destination; answers (with `answer`) what the other ranks
-/// ask meanwhile. `busy`: this rank has positions in this round or after it. Returns `None`,
+/// ask meanwhile; its own look-ups it answers itself, unsent. `busy`: this rank has positions
+/// in this round or after it. Returns `None`,
 /// exchanging nothing, when no rank is busy. A collective.
 fn exchange_asks<A: Reply>(
     comm: &dyn Comm,
@@ -246,6 +247,9 @@ fn exchange_asks<A: Reply>(
             stats.remote += b.len() as u64;
         }
     }
+    // This rank answers its own look-ups without exchanging them.
+    let mut outgoing = outgoing;
+    let own = std::mem::take(&mut outgoing[me]);
     let longest = outgoing.iter().map(Vec::len).max().unwrap_or(0);
     let t = Instant::now();
     // One reduction: the sub-rounds the largest bucket needs, and whether any rank is busy
@@ -261,6 +265,13 @@ fn exchange_asks<A: Reply>(
         .iter()
         .map(|b| Vec::with_capacity(b.len()))
         .collect();
+    answers[me] = own
+        .par_chunks(1 << 12)
+        .flat_map_iter(|words| words.iter().map(|&w| answer(w)))
+        .collect();
+    let mut asked_of: Vec<usize> = outgoing.iter().map(Vec::len).collect();
+    asked_of[me] = own.len();
+    drop(own);
     let remote_words = |bufs: &[Vec<u64>]| -> u64 {
         bufs.iter()
             .enumerate()
@@ -268,8 +279,6 @@ fn exchange_asks<A: Reply>(
             .map(|(_, b)| b.len() as u64 * 8)
             .sum()
     };
-    let asked_of: Vec<usize> = outgoing.iter().map(Vec::len).collect();
-    let mut outgoing = outgoing;
     for s in 0..subrounds as usize {
         // One sub-round sends the look-ups themselves, dropped once sent.
         let out = crate::comm::sub_round(&mut outgoing, s, subrounds, per_dest);
