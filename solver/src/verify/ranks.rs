@@ -21,7 +21,7 @@
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
 use oware_db::index::{IndexKind, TierIndex};
-use oware_db::retro::ExitMoves;
+use oware_db::retro::{ChildRanker, ExitMoves};
 use oware_db::{Move, Outcome, Rules};
 use rayon::prelude::*;
 
@@ -221,6 +221,13 @@ pub fn verify_tier_local(
     let nonzero: u64 = chunks.par_iter().map(|r| ctx.encode(r.clone())).sum();
     // The local check: every move worth at most the score, one worth at least it.
     let seeded = AtomicU64::new(0);
+    let answer = |w: u64| -> u8 {
+        if LowerShare::asked(w).0 == n {
+            score_of(ctx.cells[ctx.local(w)].load(Ordering::Relaxed), 0) as i8 as u8
+        } else {
+            share.answer(w) as u8
+        }
+    };
     lookup_pass(
         comm,
         len,
@@ -234,15 +241,22 @@ pub fn verify_tier_local(
             let mut st = Vec::with_capacity(range.len());
             let mut moves: Vec<(u16, u8)> = Vec::new();
             let mut exits = ExitMoves::new(rules);
+            let mut ranker = ChildRanker::new(ctx.index.kind());
             for (slot, i) in range.clone().enumerate() {
                 let p = cursor.next().unwrap_or_default();
                 let s = score_of(ctx.cells[i].load(Ordering::Relaxed), 0);
                 let mut e = (s, false, false, false);
                 let mut ask = |mv: &Move| match mv.outcome {
                     Outcome::Continue { child, captured } => {
-                        let (word, owner) = share.request(&child);
-                        asks.push(word, owner);
-                        moves.push((slot as u16, captured));
+                        let (word, owner) = share.request_ranked(&child, &mut ranker, mv.house);
+                        // A child this rank holds is read at once (its score is the one the
+                        // exchange would answer: folds change only the justified bits).
+                        if owner == me {
+                            fold_child(&mut e, captured, answer(word));
+                        } else {
+                            asks.push(word, owner);
+                            moves.push((slot as u16, captured));
+                        }
                     }
                     Outcome::End { score } => {
                         let v = i16::from(score);
@@ -265,25 +279,10 @@ pub fn verify_tier_local(
             }
             ((st, moves), asks)
         },
-        &|w| {
-            if LowerShare::asked(w).0 == n {
-                score_of(ctx.cells[ctx.local(w)].load(Ordering::Relaxed), 0) as i8 as u8
-            } else {
-                share.answer(w) as u8
-            }
-        },
+        &answer,
         |range, (mut st, moves), replies| {
             for (&(slot, captured), v) in moves.iter().zip(replies) {
-                let e = &mut st[slot as usize];
-                let v = i16::from(v as i8);
-                if captured == 0 {
-                    e.1 |= -v > e.0;
-                    e.3 |= -v >= e.0;
-                } else {
-                    let v = i16::from(captured) - v;
-                    e.1 |= v > e.0;
-                    e.2 |= v >= e.0;
-                }
+                fold_child(&mut st[slot as usize], captured, v);
             }
             let mut justified = 0;
             for (i, &(s, gt, exit, inner)) in range.clone().zip(&st) {
@@ -508,4 +507,20 @@ pub fn verify_tier_local(
         mismatches,
         first,
     })
+}
+
+/// Folds a child's score `v` (as answered: the byte of an `i8`) into the local check of its
+/// parent `e` (score, a move worth more, an exit worth at least it, an in-tier move worth at
+/// least it): an in-tier child (`captured == 0`) is worth `−v`, a capture `captured − v`.
+#[inline]
+fn fold_child(e: &mut (i16, bool, bool, bool), captured: u8, v: u8) {
+    let v = i16::from(v as i8);
+    if captured == 0 {
+        e.1 |= -v > e.0;
+        e.3 |= -v >= e.0;
+    } else {
+        let v = i16::from(captured) - v;
+        e.1 |= v > e.0;
+        e.2 |= v >= e.0;
+    }
 }
