@@ -17,6 +17,7 @@ use std::ops::Range;
 use std::sync::Mutex;
 
 use oware_db::index::{IndexKind, TierIndex};
+use oware_db::retro::ChildRanker;
 use oware_db::{Outcome, Rules};
 
 use super::{expected_of, merge, verdict, DistanceError, Steps, NO_DISTANCE};
@@ -81,6 +82,16 @@ pub(crate) fn check_distances_local(
     let index = TierIndex::new(n, IndexKind::Reachable);
     let ranks = comm.size();
     let lowest: Mutex<Option<DistanceError>> = Mutex::new(None);
+    let me = comm.rank();
+    let answer = |w: u64| -> u16 {
+        match LowerShare::asked(w) {
+            (t, g) if t == n => {
+                let j = (g - start) as usize;
+                in_tier(scores[j], dist[j])
+            }
+            _ => u16::from(share.answer(w) as u8),
+        }
+    };
     lookup_pass(
         comm,
         scores.len(),
@@ -93,6 +104,7 @@ pub(crate) fn check_distances_local(
             // the seeds the move captures.
             let mut steps = Vec::with_capacity(range.len());
             let mut moves: Vec<(u16, u8)> = Vec::new();
+            let mut ranker = ChildRanker::new(index.kind());
             for (slot, i) in range.clone().enumerate() {
                 let p = cursor.next().unwrap_or_default();
                 let s = scores[i];
@@ -100,9 +112,14 @@ pub(crate) fn check_distances_local(
                 if s != 0 {
                     st.any = p.for_each_move(rules, |mv| match mv.outcome {
                         Outcome::Continue { child, captured } => {
-                            let (word, owner) = share.request(&child);
-                            asks.push(word, owner);
-                            moves.push((slot as u16, captured));
+                            let (word, owner) = share.request_ranked(&child, &mut ranker, mv.house);
+                            // A child this rank holds is read at once (nothing changes here).
+                            if owner == me {
+                                fold_reply(&mut st, s, captured, answer(word));
+                            } else {
+                                asks.push(word, owner);
+                                moves.push((slot as u16, captured));
+                            }
                         }
                         Outcome::End { score } if score == s => {
                             st.best = Some(merge(st.best, 0, s));
@@ -114,32 +131,11 @@ pub(crate) fn check_distances_local(
             }
             ((steps, moves), asks)
         },
-        &|w| match LowerShare::asked(w) {
-            (t, g) if t == n => {
-                let j = (g - start) as usize;
-                in_tier(scores[j], dist[j])
-            }
-            _ => u16::from(share.answer(w) as u8),
-        },
+        &answer,
         |range, (mut steps, moves), replies| {
             for (&(slot, captured), v) in moves.iter().zip(replies) {
-                let st: &mut Steps = &mut steps[slot as usize];
-                let s = i16::from(scores[range.start + slot as usize]);
-                let t = i16::from(v as u8 as i8);
-                if captured == 0 {
-                    // A move that stays in the tier keeps the score when the child's is its
-                    // opposite; its step is the child's distance, and a keeping child
-                    // without one breaks a disfavoured position's equation.
-                    if -t != s {
-                        continue;
-                    }
-                    match (v >> 8) as u8 {
-                        NO_DISTANCE => st.broken = true,
-                        d => st.best = Some(merge(st.best, u16::from(d), s as i8)),
-                    }
-                } else if i16::from(captured) - t == s {
-                    st.best = Some(merge(st.best, 0, s as i8));
-                }
+                let s = scores[range.start + slot as usize];
+                fold_reply(&mut steps[slot as usize], s, captured, v);
             }
             let failed = range.clone().zip(&steps).find_map(|(i, &st)| {
                 let s = scores[i];
@@ -158,6 +154,28 @@ pub(crate) fn check_distances_local(
     match lowest.into_inner().unwrap_or_else(|e| e.into_inner()) {
         Some(e) => Err(e),
         None => Ok(()),
+    }
+}
+
+/// Folds the answer `v` about a child of a position scored `s` into its steps: a move that
+/// captures `captured` seeds (0: it stays in the tier) to a child whose answer is `v` (its
+/// score in the low byte, and in the high byte its distance when it is of this tier).
+#[inline]
+fn fold_reply(st: &mut Steps, s: i8, captured: u8, v: u16) {
+    let (s, t) = (i16::from(s), i16::from(v as u8 as i8));
+    if captured == 0 {
+        // A move that stays in the tier keeps the score when the child's is its opposite;
+        // its step is the child's distance, and a keeping child without one breaks a
+        // disfavoured position's equation.
+        if -t != s {
+            return;
+        }
+        match (v >> 8) as u8 {
+            NO_DISTANCE => st.broken = true,
+            d => st.best = Some(merge(st.best, u16::from(d), s as i8)),
+        }
+    } else if i16::from(captured) - t == s {
+        st.best = Some(merge(st.best, 0, s as i8));
     }
 }
 
