@@ -229,8 +229,8 @@ pub(crate) fn lookup_pass<W: Send, A: Reply>(
 /// Sends `outgoing[d]` to rank `d` and returns its answers in the same order, in sub-rounds
 /// of at most `per_dest` words per destination; answers (with `answer`) what the other ranks
 /// ask meanwhile; its own look-ups it answers itself, unsent. `busy`: this rank has positions
-/// in this round or after it. Returns `None`,
-/// exchanging nothing, when no rank is busy. A collective.
+/// in this round or after it. Returns `None`, exchanging nothing, when no rank is busy. A
+/// collective.
 fn exchange_asks<A: Reply>(
     comm: &dyn Comm,
     outgoing: Vec<Vec<u64>>,
