@@ -27,10 +27,10 @@ fn partitioned(comm: &dyn Comm, rules: &Rules, max: u8, config: &PartitionConfig
             solve_tier_local(comm, rules, n, &lower, &NoProgress, config).expect("tier allocates");
         assert_eq!(stats.positions, local.scores.len() as u64);
         assert_eq!(stats.finite + stats.endless, stats.positions);
-        if let Some(all) = gather_scores(comm, &local) {
+        if let Some(all) = gather_scores(comm, n, &local) {
             out.push(all);
         }
-        let all = all_gather_scores(comm, &local);
+        let all = all_gather_scores(comm, n, &local);
         lower.push(Arc::from(all));
     }
     out
@@ -53,7 +53,7 @@ fn shared(
             solve_tier_local(comm, rules, n, &share, &NoProgress, config).expect("tier allocates");
         assert_eq!(stats.finite + stats.endless, stats.positions);
         remote += stats.lookups_remote;
-        if let Some(all) = gather_scores(comm, &local) {
+        if let Some(all) = gather_scores(comm, n, &local) {
             out.push(all);
         }
         share.insert(n, local).expect("this rank's range");
@@ -191,7 +191,7 @@ fn far_exit_lists_that_outgrow_a_ranks_room_stop_every_rank() {
                 };
                 result
                     .map(|(local, stats)| {
-                        let all = gather_scores(c, &local);
+                        let all = gather_scores(c, n, &local);
                         (all, stats.far_exits, stats.far_exit_bytes)
                     })
                     .map_err(|e| e.to_string())

@@ -11,7 +11,6 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::Duration;
 
-use oware_db::index::{IndexKind, TierIndex};
 use oware_db::Rules;
 use oware_solver::distributed::{
     solve_tier_local, verify_tier_local, Comm, LowerShare, Partition, PartitionConfig, ThreadComm,
@@ -129,7 +128,7 @@ fn assert_all_stopped(
 fn a_rank_that_cannot_allocate_its_arrays_stops_every_rank() {
     let rules = Rules::ABAPA;
     let tiers = common::solve_all(&rules, N - 1);
-    let part = Partition::new(TierIndex::new(N, IndexKind::Reachable).size(), RANKS);
+    let part = Partition::of_tier(N, RANKS);
     let failing = 1;
     let range = part.range(failing);
     let cells = (range.end - range.start) as usize;
@@ -171,7 +170,7 @@ fn a_rank_that_cannot_allocate_its_verification_bits_stops_every_rank() {
     let tiers = common::solve_all(&rules, N);
     let lower = lower_tiers(&tiers, N);
     let scores = tiers[N as usize].clone();
-    let part = Partition::new(scores.len() as u64, RANKS);
+    let part = Partition::of_tier(N, RANKS);
     let failing = 2;
     let range = part.range(failing);
     let positions = (range.end - range.start) as usize;
@@ -180,7 +179,7 @@ fn a_rank_that_cannot_allocate_its_verification_bits_stops_every_rank() {
         ThreadComm::run(RANKS, |c| {
             let share = LowerShare::from_whole(&lower, c.rank(), c.size());
             let range = part.range(c.rank());
-            let mut mine = scores[range.start as usize..range.end as usize].to_vec();
+            let mut mine = part.share_of(c.rank(), &scores);
             if c.rank() == failing {
                 REFUSED.set(frontier);
             }

@@ -506,8 +506,9 @@ fn over_ranks(
     };
     let parts = ThreadComm::run(ranks, |c| {
         let share = LowerShare::from_whole(&lower, c.rank(), c.size());
-        let range = Partition::new(t[n as usize].len() as u64, c.size()).range(c.rank());
-        let mut mine = t[n as usize][range.start as usize..range.end as usize].to_vec();
+        let part = Partition::of_tier(n, c.size());
+        let range = part.range(c.rank());
+        let mut mine = part.share_of(c.rank(), &t[n as usize]);
         let v = verify_tier_local(
             c,
             rules,
@@ -520,7 +521,7 @@ fn over_ranks(
         )
         .expect("bits allocate");
         // The scores are put back (clamped out of bounds).
-        for (a, b) in mine.iter().zip(&t[n as usize][range.start as usize..]) {
+        for (a, b) in mine.iter().zip(&part.share_of(c.rank(), &t[n as usize])) {
             assert_eq!(
                 i16::from(*a),
                 i16::from(*b).clamp(-i16::from(n) - 1, i16::from(n) + 1)

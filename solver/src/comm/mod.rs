@@ -11,13 +11,11 @@ mod arrays;
 #[cfg(feature = "mpi")]
 mod mpi;
 pub(crate) mod partition;
-#[allow(dead_code)] // Not yet the ranks' split: see split.rs.
-pub(crate) mod split;
 
 pub(crate) use arrays::agree_arrays;
 #[cfg(feature = "mpi")]
 pub use mpi::MpiComm;
-pub use partition::{LocalScores, Partition, PartitionConfig, PARTITION_ALIGN};
+pub use partition::{LocalScores, Partition, PartitionConfig, Piece, PlaceCursor, PARTITION_ALIGN};
 
 use std::sync::{Arc, Barrier, Mutex};
 

@@ -3,6 +3,9 @@
 use oware_db::table::Table;
 use oware_db::Error;
 use rayon::prelude::*;
+use std::ops::Range;
+
+use crate::comm::Partition;
 
 /// Blocks that one parallel task decodes.
 const TASK_BLOCKS: usize = 64;
@@ -221,4 +224,66 @@ pub fn read_range_parallel(table: &Table, first: u64, out: &mut [i8]) -> Result<
         r?;
     }
     Ok(())
+}
+
+/// [`read_range_parallel`] of the places `places` of the tier split by `part` (a rank's
+/// range, in split order: a few runs of the index) into `out`, as long as the range.
+///
+/// # Errors
+/// As [`read_range_parallel`]; [`Error::InvalidState`] when `out` is not as long as `places`.
+pub(crate) fn read_places_parallel(
+    table: &Table,
+    part: &Partition,
+    places: Range<u64>,
+    out: &mut [i8],
+) -> Result<(), Error> {
+    let mut at = 0;
+    for run in part.index_runs(places.clone()) {
+        let len = (run.end - run.start) as usize;
+        let chunk = out
+            .get_mut(at..at + len)
+            .ok_or_else(|| places_error(table, &places))?;
+        read_range_parallel(table, run.start, chunk)?;
+        at += len;
+    }
+    match at == out.len() {
+        true => Ok(()),
+        false => Err(places_error(table, &places)),
+    }
+}
+
+/// [`read_distances_window`] of the places `places` of the tier split by `part`, given
+/// their scores (`scores`, in split order, as long as `out`).
+///
+/// # Errors
+/// As [`read_places_parallel`].
+pub(crate) fn read_distances_places(
+    table: &Table,
+    part: &Partition,
+    places: Range<u64>,
+    scores: &[i8],
+    out: &mut [u8],
+) -> Result<(), Error> {
+    let mut at = 0;
+    for run in part.index_runs(places.clone()) {
+        let len = (run.end - run.start) as usize;
+        let (Some(s), Some(d)) = (scores.get(at..at + len), out.get_mut(at..at + len)) else {
+            return Err(places_error(table, &places));
+        };
+        read_distances_window(table, run.start, s, d)?;
+        at += len;
+    }
+    match at == out.len() && at == scores.len() {
+        true => Ok(()),
+        false => Err(places_error(table, &places)),
+    }
+}
+
+fn places_error(table: &Table, places: &Range<u64>) -> Error {
+    Error::InvalidState(format!(
+        "{}: places {}..{} and the buffer differ in length",
+        table.path().display(),
+        places.start,
+        places.end
+    ))
 }

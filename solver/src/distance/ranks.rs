@@ -1,5 +1,5 @@
 //! The check of a tier's distances split over ranks: each rank proves the equations of its
-//! own range of the tier ([`check_distances`](super::check_distances) explains them), the
+//! own range of places of the tier ([`check_distances`](super::check_distances) explains them), the
 //! children it needs asked of their owners ([`lookup_pass`]) as the ranks' verifier asks for
 //! them (`verify/ranks.rs`), instead of every rank reading the whole tier in windows.
 //!
@@ -16,7 +16,6 @@
 use std::ops::Range;
 use std::sync::Mutex;
 
-use oware_db::index::{IndexKind, TierIndex};
 use oware_db::retro::ChildRanker;
 use oware_db::{Outcome, Rules};
 
@@ -48,8 +47,8 @@ fn in_tier(score: i8, distance: u8) -> u16 {
     u16::from(score as u8) | u16::from(distance) << 8
 }
 
-/// Checks the stored distances `dist` of this rank's range of tier `n` (from index `start`;
-/// its re-proved scores `scores`) against their equations, every rank calling it with its
+/// Checks the stored distances `dist` of this rank's range of places of tier `n` (from
+/// `start`, in split order; its re-proved scores `scores`) against their equations, every rank calling it with its
 /// own range (a collective; `share` holds the rank's part of the tiers the captures reach).
 /// `Ok`: every position of this rank's range agrees. The exchanges are bounded by `layout`.
 ///
@@ -79,7 +78,8 @@ pub(crate) fn check_distances_local(
         dist.len(),
         scores.len()
     );
-    let index = TierIndex::new(n, IndexKind::Reachable);
+    let part = share.partition(n);
+    let index = part.index();
     let ranks = comm.size();
     let lowest: Mutex<Option<DistanceError>> = Mutex::new(None);
     let me = comm.rank();
@@ -98,7 +98,7 @@ pub(crate) fn check_distances_local(
         layout,
         |range: Range<usize>| {
             let first = start + range.start as u64;
-            let mut cursor = index.cursor(first, first + range.len() as u64);
+            let mut cursor = part.cursor(first..first + range.len() as u64);
             let mut asks = Asks::new(ranks);
             // Per position its steps so far (its exits); per look-up the position's slot and
             // the seeds the move captures.
@@ -137,11 +137,23 @@ pub(crate) fn check_distances_local(
                 let s = scores[range.start + slot as usize];
                 fold_reply(&mut steps[slot as usize], s, captured, v);
             }
-            let failed = range.clone().zip(&steps).find_map(|(i, &st)| {
-                let s = scores[i];
-                let expected = if s == 0 { None } else { expected_of(st, s) };
-                verdict(n, start + i as u64, s, dist[i], expected)
-            });
+            // The lowest index that fails (a range of places may hold several runs).
+            let failed = range
+                .clone()
+                .zip(&steps)
+                .filter_map(|(i, &st)| {
+                    let s = scores[i];
+                    let expected = if s == 0 { None } else { expected_of(st, s) };
+                    verdict(n, start + i as u64, s, dist[i], expected)
+                })
+                .map(|mut e| {
+                    // The place found, named by its index.
+                    if let DistanceError::Wrong { index, .. } = &mut e {
+                        *index = part.index_at(*index);
+                    }
+                    e
+                })
+                .min_by_key(wrong_at);
             if let Some(e) = failed {
                 let mut low = lowest.lock().unwrap_or_else(|e| e.into_inner());
                 if low.as_ref().is_none_or(|l| wrong_at(l) > wrong_at(&e)) {

@@ -1,4 +1,4 @@
-//! The cluster path's public face: one tier split by index range over several ranks that
+//! The cluster path's public face: one tier split over several ranks ([`Partition`]) that
 //! exchange their updates by message passing. The code lives with what it extends: the
 //! communicators and the split in `comm/` (below the engines), each engine's ranked form
 //! beside its one-process form (`solve/partitioned.rs`, `verify/ranks.rs`), the share of
@@ -14,7 +14,8 @@
 #[cfg(feature = "mpi")]
 pub use crate::comm::MpiComm;
 pub use crate::comm::{
-    Comm, LocalComm, LocalScores, Partition, PartitionConfig, ThreadComm, PARTITION_ALIGN,
+    Comm, LocalComm, LocalScores, Partition, PartitionConfig, Piece, PlaceCursor, ThreadComm,
+    PARTITION_ALIGN,
 };
 pub use crate::dir::write_ranked::{write_distances_distributed, write_table_distributed};
 pub use crate::lower::share::LowerShare;

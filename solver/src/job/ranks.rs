@@ -164,8 +164,8 @@ pub(super) fn check_disk(
     Ok(())
 }
 
-/// Reads this rank's range of tier `tier` from its table into `share` (a tier kept from an
-/// earlier run, which every rank reads for its share).
+/// Reads this rank's range of places of tier `tier` from its table into `share` (a tier
+/// kept from an earlier run, which every rank reads for its share).
 ///
 /// # Errors
 /// As [`Table::read_range`]; [`oware_db::Error::InvalidState`] if the table is of another
@@ -182,9 +182,10 @@ pub(crate) fn load_share(
             table.tier()
         )));
     }
-    let range = share.partition(tier).range(share.rank());
+    let part = share.partition(tier);
+    let range = part.range(share.rank());
     let mut scores = crate::hugepage::vec_of((range.end - range.start) as usize, |_| 0i8);
-    crate::dir::read::read_range_parallel(table, range.start, &mut scores)?;
+    crate::dir::read::read_places_parallel(table, part, range.clone(), &mut scores)?;
     table.release_pages();
     share.insert(
         tier,

@@ -1,9 +1,9 @@
-//! One rank's share of the lower tiers: the scores of its own index range ([`Partition`]) of
-//! every solved tier that a capture of a tier still to solve reaches, and the answers to the
-//! look-ups the ranks send for them (one byte per look-up).
+//! One rank's share of the lower tiers: the scores of its own range of places
+//! ([`Partition`]) of every solved tier that a capture of a tier still to solve reaches, and
+//! the answers to the look-ups the ranks send for them (one byte per look-up).
 //!
-//! A look-up is one 64-bit word, [`LowerShare::request`]: the child's tier and its index in
-//! that tier; the rank it goes to is the owner of that index ([`LowerShare::owner`]).
+//! A look-up is one 64-bit word, [`LowerShare::request`]: the child's tier and its place in
+//! that tier; the rank it goes to is the owner of that place.
 //!
 //! A share with a scratch directory ([`LowerShare::with_scratch`]) keeps each tier as a
 //! memory-mapped side copy there, as one process keeps its lower tiers
@@ -13,7 +13,6 @@
 
 use std::path::PathBuf;
 
-use oware_db::index::{IndexKind, TierIndex};
 use oware_db::retro::ChildRanker;
 use oware_db::{Error, Position, MAX_SEEDS};
 
@@ -23,11 +22,12 @@ use crate::comm::{LocalScores, Partition};
 /// The bit where a look-up word holds the tier (indices are below 2^40 in every tier).
 const TIER_SHIFT: u32 = 42;
 
-/// This rank's scores of the lower tiers, each for the rank's own range of that tier.
+/// This rank's scores of the lower tiers, each for the rank's own range of places of that
+/// tier.
 pub struct LowerShare {
     rank: usize,
-    /// By tier: the tier's index, its split over the ranks, and this rank's scores if held.
-    tiers: Vec<(TierIndex, Partition, Option<Scores>)>,
+    /// By tier: its split over the ranks, and this rank's scores if held.
+    tiers: Vec<(Partition, Option<Scores>)>,
     /// Where the side copies go; `None`: the scores are held in memory.
     scratch: Option<PathBuf>,
 }
@@ -40,11 +40,7 @@ impl LowerShare {
     pub fn new(rank: usize, ranks: usize) -> Self {
         assert!(rank < ranks, "rank {rank} of {ranks}");
         let tiers = (0..=MAX_SEEDS)
-            .map(|t| {
-                let index = TierIndex::new(t, IndexKind::Reachable);
-                let part = Partition::new(index.size(), ranks);
-                (index, part, None)
-            })
+            .map(|t| (Partition::of_tier(t, ranks), None))
             .collect();
         LowerShare {
             rank,
@@ -76,18 +72,18 @@ impl LowerShare {
     }
 
     /// The split of tier `tier` over the ranks.
-    pub fn partition(&self, tier: u8) -> Partition {
-        self.tiers[tier as usize].1
+    pub fn partition(&self, tier: u8) -> &Partition {
+        &self.tiers[tier as usize].0
     }
 
     /// Keeps this rank's scores of tier `tier`: in memory, or as a side copy in the scratch
     /// directory (the vector then freed).
     ///
     /// # Errors
-    /// [`Error::InvalidState`] if `local` is not this rank's range of the tier;
+    /// [`Error::InvalidState`] if `local` is not this rank's range of places of the tier;
     /// [`Error::Io`] if the side copy cannot be written or mapped.
     pub fn insert(&mut self, tier: u8, local: LocalScores) -> Result<(), Error> {
-        let (_, part, held) = &mut self.tiers[tier as usize];
+        let (part, held) = &mut self.tiers[tier as usize];
         let range = part.range(self.rank);
         if local.start != range.start || local.scores.len() as u64 != range.end - range.start {
             return Err(Error::InvalidState(format!(
@@ -113,14 +109,14 @@ impl LowerShare {
     /// pass has read its captures): they are read again, unchanged, from the page cache or
     /// the file on the next access. Nothing for scores held in memory.
     pub fn release_pages(&self) {
-        for held in self.tiers.iter().filter_map(|(_, _, held)| held.as_ref()) {
+        for held in self.tiers.iter().filter_map(|(_, held)| held.as_ref()) {
             held.release_pages();
         }
     }
 
     /// Drops this rank's scores of tier `tier` (if held), and its side copy.
     pub fn remove(&mut self, tier: u8) {
-        if let Some(Scores::Mapped(_)) = self.tiers[tier as usize].2.take() {
+        if let Some(Scores::Mapped(_)) = self.tiers[tier as usize].1.take() {
             if let Some(dir) = &self.scratch {
                 let _ = std::fs::remove_file(dir.join(format!("tier-{tier:02}.share")));
             }
@@ -129,14 +125,14 @@ impl LowerShare {
 
     /// Whether this rank holds its scores of tier `tier`.
     pub fn holds(&self, tier: u8) -> bool {
-        self.tiers[tier as usize].2.is_some()
+        self.tiers[tier as usize].1.is_some()
     }
 
     /// Bytes of the scores held.
     pub fn bytes(&self) -> u64 {
         self.tiers
             .iter()
-            .filter_map(|(_, _, s)| s.as_ref())
+            .filter_map(|(_, s)| s.as_ref())
             .map(|s| s.as_slice().len() as u64)
             .sum()
     }
@@ -146,9 +142,16 @@ impl LowerShare {
     #[inline]
     pub fn request(&self, p: &Position) -> (u64, usize) {
         let tier = p.seeds();
-        let (index, part, _) = &self.tiers[tier as usize];
-        let g = oware_db::retro::rank_of_child(index, p);
-        ((u64::from(tier) << TIER_SHIFT) | g, part.owner(g))
+        let part = &self.tiers[tier as usize].0;
+        let g = oware_db::retro::rank_of_child(part.index(), p);
+        Self::word(tier, part, g)
+    }
+
+    /// The look-up word of index `g` of tier `tier`, split by `part`, and its owner.
+    #[inline(always)]
+    fn word(tier: u8, part: &Partition, g: u64) -> (u64, usize) {
+        let o = part.place_of(g);
+        ((u64::from(tier) << TIER_SHIFT) | o, part.owner(o))
     }
 
     /// [`LowerShare::request`] for the child of a move from `house`, ranked by `ranker`
@@ -162,11 +165,10 @@ impl LowerShare {
     ) -> (u64, usize) {
         let tier = child.seeds();
         let g = ranker.rank(child, house);
-        let part = &self.tiers[tier as usize].1;
-        ((u64::from(tier) << TIER_SHIFT) | g, part.owner(g))
+        Self::word(tier, &self.tiers[tier as usize].0, g)
     }
 
-    /// The tier and the index of that tier a look-up word of [`LowerShare::request`] asks
+    /// The tier and the place in that tier a look-up word of [`LowerShare::request`] asks
     /// for.
     #[inline]
     pub fn asked(word: u64) -> (u8, u64) {
@@ -181,7 +183,7 @@ impl LowerShare {
     pub fn answer(&self, word: u64) -> i8 {
         let tier = (word >> TIER_SHIFT) as usize;
         let g = word & ((1 << TIER_SHIFT) - 1);
-        let (_, part, held) = &self.tiers[tier];
+        let (part, held) = &self.tiers[tier];
         let scores = held
             .as_ref()
             .unwrap_or_else(|| panic!("tier {tier} is not held"))
@@ -190,16 +192,15 @@ impl LowerShare {
     }
 
     /// This rank's share of tiers that one process holds whole (for tests and measurements):
-    /// the held tiers of `lower`, cut to this rank's ranges.
+    /// the held tiers of `lower`, cut to this rank's places.
     pub fn from_whole(lower: &LowerTiers, rank: usize, ranks: usize) -> Self {
         let mut share = LowerShare::new(rank, ranks);
         for t in 0..lower.len() as u8 {
             if !lower.holds(t) {
                 continue;
             }
-            let range = share.partition(t).range(rank);
-            let scores = lower.tier(t)[range.start as usize..range.end as usize].to_vec();
-            share.tiers[t as usize].2 = Some(Scores::Owned(scores));
+            let scores = share.partition(t).share_of(rank, lower.tier(t));
+            share.tiers[t as usize].1 = Some(Scores::Owned(scores));
         }
         share
     }
@@ -215,14 +216,15 @@ mod tests {
     #[test]
     fn side_copies_answer_as_memory_does() {
         let tmp = tempfile::tempdir().unwrap();
-        let (ranks, tier) = (3, 6);
+        // Tier 9: every rank holds some of it.
+        let (ranks, tier) = (3, 9);
         for rank in 0..ranks {
             let mut memory = LowerShare::new(rank, ranks);
             let mut mapped = LowerShare::with_scratch(rank, ranks, tmp.path().to_path_buf());
-            let range = memory.partition(tier).range(rank);
-            let scores: Vec<i8> = (range.start..range.end)
-                .map(|g| (g % 13) as i8 - 6)
-                .collect();
+            let part = memory.partition(tier).clone();
+            let range = part.range(rank);
+            assert!(!range.is_empty());
+            let scores: Vec<i8> = range.clone().map(|o| (o % 13) as i8 - 6).collect();
             for share in [&mut memory, &mut mapped] {
                 let local = LocalScores {
                     start: range.start,
@@ -240,12 +242,12 @@ mod tests {
                 if release {
                     mapped.release_pages();
                 }
-                for g in range.clone() {
-                    let p: Position = index.unrank(g);
+                for o in range.clone() {
+                    let p: Position = index.unrank(part.index_at(o));
                     let (word, owner) = mapped.request(&p);
                     assert_eq!(owner, rank);
                     assert_eq!(mapped.answer(word), memory.answer(word));
-                    assert_eq!(mapped.answer(word), (g % 13) as i8 - 6);
+                    assert_eq!(mapped.answer(word), (o % 13) as i8 - 6);
                     asked += 1;
                 }
             }

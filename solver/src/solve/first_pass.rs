@@ -44,12 +44,12 @@ impl Initial {
     }
 }
 
-/// Writes the first cells of the positions of indices `start..start + out.len()` of tier
-/// `index` (a chunk of at most 2^16 positions): exit and open count, coded by `codes`.
-/// Captures are looked up in `lower` in batches: the children of a batch's captures are
-/// gathered first, then ranked by a [`ChildRanker`] (the positions come in index order, so
-/// the half of a child's rank that the mover's side decides is mostly kept) with their scores
-/// prefetched, then read. Returns the chunk's exits that are too low for a cell code, by
+/// Writes the first cells of `positions` of tier `index` (a chunk of at most 2^16, one for
+/// each cell of `out`): exit and open count, coded by `codes`. Captures are looked up in
+/// `lower` in batches: the children of a batch's captures are gathered first, then ranked by
+/// a [`ChildRanker`] (the positions come in index order, or in runs of it, so the half of a
+/// child's rank that the mover's side decides is mostly kept) with their scores prefetched,
+/// then read. Returns the chunk's exits that are too low for a cell code, by
 /// offset in the chunk.
 #[inline]
 pub(crate) fn first_cells(
@@ -57,12 +57,11 @@ pub(crate) fn first_cells(
     index: &TierIndex,
     lower: &LowerTiers,
     codes: Codes,
-    start: u64,
+    mut positions: impl Iterator<Item = Position>,
     out: &[AtomicU8],
 ) -> FarExits {
     const SUB: usize = 32;
     debug_assert!(out.len() <= 1 << 16);
-    let mut cursor = index.cursor(start, start + out.len() as u64);
     let mut children: Vec<Capture> = Vec::with_capacity(SUB * 6);
     let mut captures: Vec<(usize, &i8, i8)> = Vec::with_capacity(SUB * 6);
     let mut inits = [Initial {
@@ -75,7 +74,7 @@ pub(crate) fn first_cells(
     for (s, sub) in out.chunks(SUB).enumerate() {
         children.clear();
         for (slot, init) in inits.iter_mut().enumerate().take(sub.len()) {
-            let p = cursor.next().unwrap_or_default();
+            let p = positions.next().unwrap_or_default();
             *init = Initial::of(&p, &mut exits, |child, captured, house| {
                 children.push(Capture {
                     child: *child,

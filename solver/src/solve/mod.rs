@@ -55,6 +55,7 @@ use oware_db::retro::Unranker;
 use oware_db::{Position, Rules};
 use rayon::prelude::*;
 
+use crate::comm::Partition;
 use crate::distance::DistanceError;
 use crate::error::{AllocError, IntoIo, SolveError};
 use crate::granule::{DIRTY, LEVEL_GRANULE};
@@ -247,9 +248,12 @@ pub(crate) struct Ctx<'a> {
     /// acted, so the scan that starts level `k` skips the granules without it.
     levels: &'a [AtomicU64],
     tuning: Tuning<'a>,
-    /// The first index of the tier the arrays hold: 0 in one process; over several ranks,
+    /// The first place of the tier the arrays hold: 0 in one process; over several ranks,
     /// the first this rank owns (`ranks.rs`). The arrays are indexed from it.
     start: u64,
+    /// The tier's split over the ranks: over several ranks the arrays, the updates and the
+    /// frontier are by place; in one process every place is its index.
+    part: &'a Partition,
     /// Over several ranks, where the updates of other ranks' positions go (`ranks.rs`).
     ranked: Option<&'a ranks::Outbox>,
     /// Set when a position is marked in the frontier bits, cleared when a sweep starts: a
@@ -291,11 +295,12 @@ impl Ctx<'_> {
     }
 
     /// Collects the parents of the decided position `c` (low if `low`, else high) into
-    /// `out`, each as its index, with bit `CHILD_LOW` set if the child is low, and its
+    /// `out`, each as its place, with bit `CHILD_LOW` set if the child is low, and its
     /// position, prefetching their cells.
     ///
     /// `R`: over several ranks (a parent may be another rank's: its cell is not fetched);
-    /// `false` for one process, whose loops then do nothing for ranks.
+    /// `false` for one process, whose places are indices and whose loops then do nothing
+    /// for ranks.
     #[inline]
     fn parents<const R: bool>(&self, c: &Position, low: bool, out: &mut Vec<(u64, Position)>) {
         // Most parents keep `c`'s side to move as their opponent's side: the opponent's half
@@ -307,6 +312,7 @@ impl Ctx<'_> {
             } else {
                 self.index.rank_unchecked(&p)
             };
+            let g = if R { self.part.place_of(g) } else { g };
             let j = if R { g.wrapping_sub(self.start) } else { g };
             if let Some(cell) = self.cells.get(j as usize) {
                 prefetch(cell);
@@ -372,12 +378,23 @@ impl Ctx<'_> {
             self.mark(j, low);
             return 0;
         }
-        let p = work.unranker.unrank(if R { self.start + j } else { j });
+        let p = work.unranker.unrank(self.index_of::<R>(j));
         self.push(&mut work.stack, j, low, p);
         if work.stack.len() >= START_BATCH {
             self.propagate::<R>(k, work)
         } else {
             0
+        }
+    }
+
+    /// The index of the position the arrays hold at `j`. `R`: over several ranks (see
+    /// [`Ctx::parents`]).
+    #[inline(always)]
+    fn index_of<const R: bool>(&self, j: u64) -> u64 {
+        if R {
+            self.part.index_at(self.start + j)
+        } else {
+            j
         }
     }
 
@@ -625,7 +642,8 @@ pub(crate) fn first_pass_whole(
                 return FarExits::default();
             }
             let at = ctx.start + (c * CHUNK) as u64;
-            let far = first_cells(ctx.rules, &ctx.index, lower, ctx.codes, at, chunk);
+            let positions = ctx.part.cursor(at..at + chunk.len() as u64);
+            let far = first_cells(ctx.rules, &ctx.index, lower, ctx.codes, positions, chunk);
             set_level_masks(ctx, c, chunk);
             progress.advance(chunk.len() as u64);
             room.take(far)
@@ -863,8 +881,7 @@ fn solve_with(
     tuning: Tuning<'_>,
     init: impl FnOnce(&Ctx<'_>, &mut SolveStats) -> Result<Vec<FarExits>, SolveError>,
 ) -> Result<(TierScores, SolveStats), SolveError> {
-    let size = TierIndex::new(n, IndexKind::Reachable).size();
-    let place = ranks::Place::process(size);
+    let place = ranks::Place::process(n);
     solve_placed(rules, n, progress, tuning, &place, init).map(|(s, t, _)| (s, t))
 }
 
@@ -910,6 +927,7 @@ pub(crate) fn solve_placed(
         levels: &levels,
         tuning,
         start: place.start,
+        part: &place.part,
         ranked: place.outbox(),
         marked: AtomicBool::new(false),
     };

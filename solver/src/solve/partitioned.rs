@@ -1,5 +1,5 @@
-//! Solving one tier split by index range over the ranks of a [`Comm`]: rank `r` of `P`
-//! owns the indices of [`Partition::range`] and runs the one-process solver on them, the
+//! Solving one tier split over the ranks of a [`Comm`]: rank `r` of `P` owns the places of
+//! [`Partition::range`] and runs the one-process solver on them, the
 //! updates of other ranks' positions exchanged after each level's local part
 //! (`solve/ranks.rs`). Every rank reads the lower tiers itself, whole or its share
 //! ([`RankLower`]). The scores are game values, so they are the same as those of the
@@ -7,7 +7,7 @@
 //!
 //! All communication happens on the calling (main) thread, between rayon phases.
 
-use oware_db::index::{ChildRanker, IndexKind, TierIndex};
+use oware_db::index::ChildRanker;
 use oware_db::Rules;
 use rayon::prelude::*;
 
@@ -19,7 +19,7 @@ use super::cell::{Codes, FarExits, NO_EXIT};
 use super::first_pass::Initial;
 use super::ranks::Place;
 use super::{first_pass_whole, set_level_masks, solve_placed, FarRoom, Tuning, CHUNK};
-use crate::comm::{lowest_rank_where, Comm, LocalScores, PartitionConfig};
+use crate::comm::{lowest_rank_where, Comm, LocalScores, Partition, PartitionConfig};
 use crate::distance::DistanceError;
 use crate::error::{AllocError, SolveError};
 use crate::lower::lookup::{lookup_pass, Asks, Layout, LookupStats};
@@ -149,8 +149,7 @@ pub(crate) fn solve_tier_ranked(
     config: &PartitionConfig,
     distances: bool,
 ) -> Result<RankSolved, AllocError> {
-    let size = TierIndex::new(n, IndexKind::Reachable).size();
-    let place = Place::rank(comm, size, config.batch);
+    let place = Place::rank(comm, n, config.batch);
     assert!(
         place.len as u64 <= 1 << 32,
         "{} positions on one rank",
@@ -173,7 +172,7 @@ pub(crate) fn solve_tier_ranked(
                 let far = first_cells_shared(
                     comm,
                     rules,
-                    &ctx.index,
+                    &place.part,
                     share,
                     ctx.codes,
                     start,
@@ -264,26 +263,44 @@ pub fn solve_tier_partitioned<'a>(
 ) -> Result<Option<Vec<i8>>, AllocError> {
     let (local, _) =
         solve_tier_local(comm, rules, n, lower, progress, &PartitionConfig::default())?;
-    Ok(gather_scores(comm, &local))
+    Ok(gather_scores(comm, n, &local))
 }
 
-/// Gathers the ranks' [`LocalScores`] of one tier on rank 0, in index order: `Some` there,
+/// Gathers the ranks' [`LocalScores`] of tier `n` on rank 0, in index order: `Some` there,
 /// `None` elsewhere. A collective: every rank calls it.
-pub fn gather_scores(comm: &dyn Comm, local: &LocalScores) -> Option<Vec<i8>> {
+///
+/// # Panics
+/// If the ranks' scores are not their shares of the tier.
+pub fn gather_scores(comm: &dyn Comm, n: u8, local: &LocalScores) -> Option<Vec<i8>> {
     let bytes: Vec<u8> = local.scores.iter().map(|&s| s as u8).collect();
     let parts = comm.gather_bytes(&bytes)?;
-    Some(parts.into_iter().flatten().map(|b| b as i8).collect())
+    Some(in_index_order(n, comm.size(), parts))
 }
 
-/// Gathers the ranks' [`LocalScores`] of one tier on every rank, in index order. A
+/// Gathers the ranks' [`LocalScores`] of tier `n` on every rank, in index order. A
 /// collective: every rank calls it.
-pub fn all_gather_scores(comm: &dyn Comm, local: &LocalScores) -> Vec<i8> {
+///
+/// # Panics
+/// As [`gather_scores`].
+pub fn all_gather_scores(comm: &dyn Comm, n: u8, local: &LocalScores) -> Vec<i8> {
     let bytes: Vec<u8> = local.scores.iter().map(|&s| s as u8).collect();
-    comm.all_gather_bytes(&bytes)
-        .into_iter()
-        .flatten()
-        .map(|b| b as i8)
-        .collect()
+    in_index_order(n, comm.size(), comm.all_gather_bytes(&bytes))
+}
+
+/// The scores of tier `n` in index order from each of `ranks` ranks' scores in split order.
+///
+/// # Panics
+/// If the parts are not the ranks' shares of the tier.
+fn in_index_order(n: u8, ranks: usize, parts: Vec<Vec<u8>>) -> Vec<i8> {
+    let part = Partition::of_tier(n, ranks);
+    let all: Vec<u8> = parts.concat();
+    assert_eq!(all.len() as u64, part.size(), "tier {n}: the ranks' shares");
+    let mut out = vec![0u8; all.len()];
+    for p in part.pieces() {
+        let (first, place, len) = (p.first as usize, p.place as usize, p.len as usize);
+        out[first..first + len].copy_from_slice(&all[place..place + len]);
+    }
+    out.into_iter().map(|b| b as i8).collect()
 }
 
 /// What the moves of one chunk of positions found before their captures are answered.
@@ -293,15 +310,15 @@ struct ChunkWork {
     captures: Vec<(u16, i8)>,
 }
 
-/// Writes the first cells of the positions `start..start + cells.len()` of tier `index`
-/// (this rank's range): a capture whose child this rank owns is read from its share at once,
+/// Writes the first cells of the positions at the places `start..start + cells.len()` of
+/// the tier split by `part` (this rank's range): a capture whose child this rank owns is read from its share at once,
 /// every other one asked of the owner of its child, in the rounds of `lower/lookup.rs`. A
 /// collective: every rank calls it. Returns the far exits per `chunk`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn first_cells_shared(
     comm: &dyn Comm,
     rules: &Rules,
-    index: &TierIndex,
+    part: &Partition,
     share: &LowerShare,
     codes: Codes,
     start: u64,
@@ -323,9 +340,9 @@ pub(crate) fn first_cells_shared(
         layout,
         |range| {
             let first = start + range.start as u64;
-            let mut cursor = index.cursor(first, first + range.len() as u64);
+            let mut cursor = part.cursor(first..first + range.len() as u64);
             let mut exits = ExitMoves::new(rules);
-            let mut ranker = ChildRanker::new(index.kind());
+            let mut ranker = ChildRanker::new(part.index().kind());
             let mut asks = Asks::new(ranks);
             let mut captures = Vec::new();
             let mut local = 0;

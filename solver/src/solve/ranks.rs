@@ -1,6 +1,6 @@
-//! The solver over several ranks: each rank holds the positions of its range of the tier
-//! ([`Partition`]) in the arrays of the one-process solver, indexed from its first position,
-//! and runs the same levels, scans, work stacks and sweeps on them. An update whose parent
+//! The solver over several ranks: each rank holds the positions of its range of places of
+//! the tier ([`Partition`]) in the arrays of the one-process solver, indexed from its first
+//! place, and runs the same levels, scans, work stacks and sweeps on them. An update whose parent
 //! this rank holds is applied in place, depth first, as in one process; one whose parent
 //! another rank holds is queued for it ([`Outbox`]). After each level's local part, the
 //! ranks exchange the queued updates all-to-all and apply what they receive, which may
@@ -34,12 +34,14 @@ pub(super) const APPLY_CHUNK: usize = 1 << 12;
 /// How many received updates ahead a cell is prefetched.
 pub(super) const PREFETCH_AHEAD: usize = 32;
 
-/// Where a tier is solved: the whole of it in this process, or one rank's range.
+/// Where a tier is solved: the whole of it in this process, or one rank's range of places.
 pub(crate) struct Place<'a> {
-    /// The first index the arrays hold.
+    /// The first place the arrays hold.
     pub start: u64,
     /// Positions the arrays hold.
     pub len: usize,
+    /// The tier's split over the ranks (in one process, the index itself).
+    pub part: Partition,
     ranks: Option<Ranks<'a>>,
 }
 
@@ -52,19 +54,21 @@ pub(crate) struct Ranks<'a> {
 }
 
 impl<'a> Place<'a> {
-    /// The whole tier of `size` positions, in this process.
-    pub fn process(size: u64) -> Self {
+    /// The whole of tier `n`, in this process.
+    pub fn process(n: u8) -> Self {
+        let part = Partition::of_tier(n, 1);
         Place {
             start: 0,
-            len: size as usize,
+            len: part.size() as usize,
+            part,
             ranks: None,
         }
     }
 
-    /// This rank's range of a tier of `size` positions over the ranks of `comm`, at most
-    /// `batch` updates sent per exchange and queued at once.
-    pub fn rank(comm: &'a dyn Comm, size: u64, batch: usize) -> Self {
-        let part = Partition::new(size, comm.size());
+    /// This rank's range of places of tier `n` over the ranks of `comm`, at most `batch`
+    /// updates sent per exchange and queued at once.
+    pub fn rank(comm: &'a dyn Comm, n: u8, batch: usize) -> Self {
+        let part = Partition::of_tier(n, comm.size());
         let range = part.range(comm.rank());
         let batch = batch.max(1);
         Place {
@@ -72,9 +76,10 @@ impl<'a> Place<'a> {
             len: (range.end - range.start) as usize,
             ranks: Some(Ranks {
                 comm,
-                outbox: Outbox::new(part, batch as u64),
+                outbox: Outbox::new(part.clone(), batch as u64),
                 per_dest: (batch / comm.size()).max(1),
             }),
+            part,
         }
     }
 
@@ -129,12 +134,12 @@ pub(crate) struct Exchanged {
 }
 
 /// The updates of other ranks' positions, queued until the next exchange: one bucket per
-/// rank, each update the parent's index shifted left once, the low bit set when the child
+/// rank, each update the parent's place shifted left once, the low bit set when the child
 /// is low.
 pub(crate) struct Outbox {
     part: Partition,
-    /// The first index of every rank after the first, ascending: the owner of an index is
-    /// the number of them at or below it (no division per update).
+    /// The first place of every rank after the first, ascending: the owner of a place is
+    /// the number of them at or below it.
     starts: Vec<u64>,
     buckets: Vec<Mutex<Vec<u64>>>,
     /// Updates in the buckets.
@@ -160,9 +165,9 @@ impl Queued {
 impl Outbox {
     fn new(part: Partition, room: u64) -> Self {
         Outbox {
-            part,
             starts: (1..part.ranks()).map(|r| part.start(r)).collect(),
             buckets: (0..part.ranks()).map(|_| Mutex::new(Vec::new())).collect(),
+            part,
             queued: AtomicU64::new(0),
             room,
         }
@@ -174,7 +179,7 @@ impl Outbox {
         self.queued.load(Ordering::Relaxed) >= self.room
     }
 
-    /// Queues the update of the parent of index `g` by a child decided low or high.
+    /// Queues the update of the parent at place `g` by a child decided low or high.
     #[inline]
     pub fn send(&self, queued: &mut Queued, g: u64, child_low: bool) {
         let d = self.starts.partition_point(|&s| s <= g);
@@ -300,7 +305,7 @@ impl Ranks<'_> {
     }
 }
 
-/// Applies updates received from other ranks at level `k` (each the parent's index shifted
+/// Applies updates received from other ranks at level `k` (each the parent's place shifted
 /// left once, the low bit set when the child is low: parents this rank holds) and
 /// propagates the positions they decide. Returns how many positions it propagated.
 fn apply_received(ctx: &Ctx<'_>, k: i8, updates: &[u64]) -> u64 {

@@ -229,13 +229,15 @@ impl Step {
                 ctx.index.rank_unchecked(&q)
             };
             if R {
+                let i = ctx.part.place_of(i);
                 if let Some(cell) = ctx.cells.get(i.wrapping_sub(ctx.start) as usize) {
                     prefetch(cell);
                 }
+                buf.push((i | u64::from(low) << CHILD_LOW, q));
             } else {
                 prefetch(&ctx.cells[i as usize]);
+                buf.push((i | u64::from(low) << CHILD_LOW, q));
             }
-            buf.push((i | u64::from(low) << CHILD_LOW, q));
         });
         self.made.taken += 1;
         if self.buf.len() >= BATCH {
@@ -318,7 +320,7 @@ fn level_in<const R: bool>(
                         rounds.mark(1, j);
                         return;
                     }
-                    let p = unranker.unrank(if R { ctx.start + j } else { j });
+                    let p = unranker.unrank(ctx.index_of::<R>(j));
                     if terminals && has_no_move(&p, ctx.rules) {
                         rounds.set(j, 0);
                         rounds.mark(0, j);
@@ -454,7 +456,7 @@ fn sweep_bits<const R: bool>(ctx: &Ctx<'_>, rounds: &Rounds<'_>, k: i8, r: u64) 
                             x &= x - 1;
                             let low = ctx.cells[j as usize].load(Ordering::Relaxed)
                                 == super::cell::Codes::decided(-k);
-                            let p = unranker.unrank(if R { ctx.start + j } else { j });
+                            let p = unranker.unrank(ctx.index_of::<R>(j));
                             step.take::<R>(ctx, rounds, k, r, (j | u64::from(low) << CHILD_LOW, p));
                         }
                     }
@@ -466,7 +468,7 @@ fn sweep_bits<const R: bool>(ctx: &Ctx<'_>, rounds: &Rounds<'_>, k: i8, r: u64) 
 }
 
 /// Applies updates of round `r` received from other ranks at level `k` (each the parent's
-/// index shifted left once, the low bit set when the child is low: parents this rank
+/// place shifted left once, the low bit set when the child is low: parents this rank
 /// holds): a parent one decides is at distance `r + 1`, marked in the next round's bits.
 /// Returns how many it decided.
 fn apply_received(ctx: &Ctx<'_>, rounds: &Rounds<'_>, k: i8, r: u64, updates: &[u64]) -> u64 {

@@ -1,6 +1,7 @@
 //! Deep verification of one tier split over the ranks: the proof of `verify.rs` (its local
 //! check and its justification by levels, with the same one-byte cells and two bits per
-//! position), each rank holding its range of the tier and its share of the lower tiers.
+//! position), each rank holding its range of places of the tier ([`Partition`]) and its
+//! share of the lower tiers.
 //!
 //! - The local check asks the owners for the stored scores of every capture's child (the
 //!   share of the lower tiers) and of the zeros' in-tier children ([`lookup_pass`]); the
@@ -75,7 +76,7 @@ impl Ctx<'_> {
         words[i / 64].load(Ordering::Relaxed) >> (i % 64) & 1 != 0
     }
 
-    /// The local index of a look-up word of this tier.
+    /// The local place of a look-up word of this tier.
     #[inline]
     fn local(&self, word: u64) -> usize {
         (LowerShare::asked(word).1 - self.start) as usize
@@ -138,7 +139,8 @@ impl Ctx<'_> {
 }
 
 /// Deep-verifies this rank's part of tier `n`: `scores` are the stored scores of its range
-/// of the tier's [`Partition`] (from `start`), and hold them again on return (those out of
+/// of places of the tier's [`Partition`] (from `start`, in split order), and hold them again
+/// on return (those out of
 /// bounds clamped to `±(n + 1)`); `share` holds this rank's share of every lower tier a
 /// capture reaches, verified before. Returns this rank's counts; the tier passes when no
 /// rank has a mismatch. A collective: every rank calls it with its own range.
@@ -163,7 +165,7 @@ pub fn verify_tier_local(
 ) -> Result<LocalVerdict, AllocError> {
     let (me, ranks) = (comm.rank(), comm.size());
     let index = TierIndex::new(n, IndexKind::Reachable);
-    let part = Partition::new(index.size(), ranks);
+    let part = Partition::new(&index, ranks);
     let range = part.range(me);
     assert!(
         range.start == start && range.end - range.start == scores.len() as u64,
@@ -234,7 +236,7 @@ pub fn verify_tier_local(
         layout,
         |range| {
             let first = start + range.start as u64;
-            let mut cursor = ctx.index.cursor(first, first + range.len() as u64);
+            let mut cursor = ctx.part.cursor(first..first + range.len() as u64);
             let mut asks = Asks::new(ranks);
             // Per position: score, a move worth more, an exit worth at least it, an in-tier
             // move worth at least it; per look-up: the slot and the seeds captured.
@@ -323,11 +325,11 @@ pub fn verify_tier_local(
                     let mut unranker = ctx.index.unranker();
                     for &j in chunk {
                         let x = field(j as usize);
-                        let p = unranker.unrank(start + u64::from(j));
+                        let p = unranker.unrank(ctx.part.index_at(start + u64::from(j)));
                         p.unmoves(rules, |q, _house| {
                             if q.is_reachable() {
-                                let r = ctx.index.rank_unchecked(&q);
-                                buckets[ctx.part.owner(r)].push(r << 7 | x);
+                                let o = ctx.part.place_of(ctx.index.rank_unchecked(&q));
+                                buckets[ctx.part.owner(o)].push(o << 7 | x);
                             }
                         });
                     }
@@ -396,7 +398,7 @@ pub fn verify_tier_local(
                         if b > stale && b <= stale + 6 {
                             ctx.cells[i].store(code(-k - 1), Ordering::Relaxed);
                         } else if b & !J == own {
-                            let p = unranker.unrank(start + i as u64);
+                            let p = unranker.unrank(ctx.part.index_at(start + i as u64));
                             let mut count = 0u8;
                             p.for_each_move(rules, |mv| {
                                 if let Outcome::Continue { child, captured: 0 } = mv.outcome {
@@ -484,8 +486,10 @@ pub fn verify_tier_local(
                 let b = ctx.cells[i].load(Ordering::Relaxed);
                 if b & J == 0 || Ctx::bit(ctx.failed, i) {
                     count += 1;
-                    if listed.len() < LISTED {
-                        listed.push(start + i as u64);
+                    listed.push(ctx.part.index_at(start + i as u64));
+                    if listed.len() > LISTED {
+                        listed.sort_unstable();
+                        listed.pop();
                     }
                 }
                 ctx.cells[i].store(score_of(b, 1) as i8 as u8, Ordering::Relaxed);

@@ -101,7 +101,7 @@ fn main() -> Result<(), Box<dyn Error>> {
                         &PartitionConfig::default(),
                     )
                     .expect("tier allocates");
-                    (gather_scores(comm, &local), stats, share.bytes())
+                    (gather_scores(comm, n, &local), stats, share.bytes())
                 });
                 let secs = t.elapsed().as_secs_f64();
                 let same = out[0].0.as_ref() == Some(&reference);

@@ -13,10 +13,11 @@
 //! block `m`, the child in block `n − m`. The splits compared, each a map of the index onto
 //! `0..size` cut into equal ranges, one per rank:
 //!
-//! - `ranges`: the index itself (the split of `oware_solver::distributed::Partition`);
+//! - `ranges`: the index itself, cut into equal ranges;
 //! - `classes`: the blocks reordered `0, n, 1, n − 1, …`, each class `{m, n − m}` together;
 //! - `classes, prorated`: each class's range shared by both of its blocks in proportion, so
-//!   that a class cut between ranks gives each rank the same fraction of both blocks;
+//!   that a class cut between ranks gives each rank the same fraction of both blocks (the
+//!   split of `oware_solver::distributed::Partition`, there in whole table blocks);
 //! - `classes by the larger side`: within a class, positions ordered by their larger side
 //!   (the one a move without sowing across keeps), then by block, then by the smaller side.
 

@@ -216,7 +216,7 @@ impl Held {
     }
 
     /// Reads this rank's scores of tier `n`: one process the whole table that rank 0
-    /// checked (`checked`), each of several ranks its own range. A range that a rank cannot
+    /// checked (`checked`), each of several ranks its own range of places. A range that a rank cannot
     /// read makes the tier unreadable on every rank.
     pub(super) fn read(
         &self,
@@ -233,12 +233,13 @@ impl Held {
             },
             Held::Ranks { common, share, .. } => {
                 let rank = comm.rank();
-                let range = share.partition(n).range(rank);
+                let part = share.partition(n);
+                let range = part.range(rank);
                 let path = oware_db::manifest::tier_path(&common.opts.dir, None, n);
                 let read = Table::open(&path).and_then(|t| {
                     let mut s =
                         crate::hugepage::vec_of((range.end - range.start) as usize, |_| 0i8);
-                    crate::dir::read::read_range_parallel(&t, range.start, &mut s)?;
+                    crate::dir::read::read_places_parallel(&t, part, range.clone(), &mut s)?;
                     t.release_pages();
                     Ok(s)
                 });
@@ -572,8 +573,14 @@ fn verify_distances_ranked(
         None => Err("its distance table cannot be opened on this rank".to_string()),
         Some(table) => {
             let mut dist = crate::hugepage::vec_of(scores.len(), |_| 0u8);
-            let read =
-                crate::dir::read::read_distances_window(table, range.start, scores, &mut dist);
+            let part = share.partition(n);
+            let read = crate::dir::read::read_distances_places(
+                table,
+                part,
+                range.clone(),
+                scores,
+                &mut dist,
+            );
             table.release_pages();
             read.map(|()| dist).map_err(|e| e.to_string())
         }
