@@ -8,6 +8,7 @@
 //! thread (never from inside a rayon job).
 
 mod arrays;
+mod lookup;
 #[cfg(feature = "mpi")]
 mod mpi;
 pub(crate) mod partition;

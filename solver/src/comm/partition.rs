@@ -31,6 +31,8 @@ use std::sync::Arc;
 use oware_db::index::{binomial, IndexKind, TierIndex, Unranker};
 use oware_db::Position;
 
+use super::lookup::RunMap;
+
 /// The entries a [`Partition`] aligns its pieces to: a block of the distance tables
 /// ([`WriteOptions::DEFAULT_DISTANCE_BLOCK_ENTRIES`](oware_db::write::WriteOptions::DEFAULT_DISTANCE_BLOCK_ENTRIES)),
 /// a whole number of blocks of the score tables
@@ -42,9 +44,6 @@ const _: () = assert!(
     PARTITION_ALIGN % oware_db::write::WriteOptions::DEFAULT_BLOCK_ENTRIES as u64 == 0,
     "a rank's pieces are whole blocks of the score tables"
 );
-
-/// Buckets of the tables that find a piece from an index or a place at most this many.
-const BUCKETS: u64 = 1 << 12;
 
 /// A run of a tier's index held by one rank.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,12 +70,10 @@ pub struct Partition {
     by_place: Arc<[u32]>,
     /// Per rank, where its places begin; the size last.
     starts: Arc<[u64]>,
-    /// Positions per bucket of the look-up tables, a power of two: `1 << shift`.
-    shift: u32,
-    /// Per bucket of indices, the first piece (in `pieces`) holding one of them.
-    from_index: Arc<[u32]>,
-    /// Per bucket of places, the first piece (in `by_place`) holding one of them.
-    from_place: Arc<[u32]>,
+    /// Index to place: each piece's run of indices shifted to its places.
+    to_place: RunMap,
+    /// Place to index, its runs those of `by_place`.
+    to_index: RunMap,
 }
 
 /// Configurations of a side (six houses) holding `seeds` seeds.
@@ -170,21 +167,6 @@ fn pieces_of(block: &[u64], ranks: usize) -> Vec<(Range<u64>, u32)> {
     pieces
 }
 
-/// Per bucket of `1 << shift` positions of `0..size`, the first of the runs that start at
-/// `starts` (ascending, the first 0) holding one of its positions.
-fn buckets(size: u64, shift: u32, starts: impl Iterator<Item = u64>) -> Arc<[u32]> {
-    let starts: Vec<u64> = starts.collect();
-    let mut i = 0;
-    (0..size.div_ceil(1 << shift).max(1))
-        .map(|b| {
-            while starts.get(i + 1).is_some_and(|&s| s <= b << shift) {
-                i += 1;
-            }
-            i as u32
-        })
-        .collect()
-}
-
 impl Partition {
     /// The split of the tier of `index` over `ranks` ranks.
     ///
@@ -219,12 +201,20 @@ impl Partition {
         }
         let mut by_place: Vec<u32> = (0..pieces.len() as u32).collect();
         by_place.sort_unstable_by_key(|&i| pieces[i as usize].place);
-        let shift = (size.div_ceil(BUCKETS).max(1).next_power_of_two()).trailing_zeros();
-        let from_index = buckets(size, shift, pieces.iter().map(|p| p.first));
-        let from_place = buckets(
+        let to_place = RunMap::new(
             size,
-            shift,
-            by_place.iter().map(|&i| pieces[i as usize].place),
+            pieces
+                .iter()
+                .map(|p| (p.first, p.place.wrapping_sub(p.first)))
+                .collect(),
+        );
+        let to_index = RunMap::new(
+            size,
+            by_place
+                .iter()
+                .map(|&i| &pieces[i as usize])
+                .map(|p| (p.place, p.first.wrapping_sub(p.place)))
+                .collect(),
         );
         Partition {
             index: *index,
@@ -233,9 +223,8 @@ impl Partition {
             pieces: pieces.into(),
             by_place: by_place.into(),
             starts: starts.into(),
-            shift,
-            from_index,
-            from_place,
+            to_place,
+            to_index,
         }
     }
 
@@ -283,36 +272,20 @@ impl Partition {
     /// The place of index `g` (`g < size`).
     #[inline]
     pub fn place_of(&self, g: u64) -> u64 {
-        let pieces = &self.pieces;
-        let mut i = self.from_index[(g >> self.shift) as usize] as usize;
-        while pieces.get(i + 1).is_some_and(|p| p.first <= g) {
-            i += 1;
-        }
-        let p = &pieces[i];
-        p.place + (g - p.first)
+        self.to_place.map(g)
     }
 
     /// The index at place `o` (`o < size`), the inverse of [`Partition::place_of`].
     #[inline]
     pub fn index_at(&self, o: u64) -> u64 {
-        let pieces = &self.pieces;
-        let order = &self.by_place;
-        let mut i = self.from_place[(o >> self.shift) as usize] as usize;
-        while order
-            .get(i + 1)
-            .is_some_and(|&q| pieces[q as usize].place <= o)
-        {
-            i += 1;
-        }
-        let p = &pieces[order[i] as usize];
-        p.first + (o - p.place)
+        self.to_index.map(o)
     }
 
     /// The runs of the index at the places `places`, in split order: a rank's positions in
     /// the order it keeps them are those of `index_runs(range(r))`.
     pub fn index_runs(&self, places: Range<u64>) -> impl Iterator<Item = Range<u64>> + '_ {
         let first = if places.start < self.size {
-            self.from_place[(places.start >> self.shift) as usize] as usize
+            self.to_index.run_of(places.start)
         } else {
             self.by_place.len()
         };
