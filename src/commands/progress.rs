@@ -214,6 +214,25 @@ pub fn peak_memory() -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// What rank 0 of a tier solved over several ranks exchanged, for its log line (nothing for
+/// one process): the rounds and exchanges (every rank's), the updates and look-ups it sent
+/// and the seconds it spent in collective calls.
+fn exchanged(stats: &oware_solver::SolvedStats) -> String {
+    let oware_solver::SolvedStats::Distributed(d) = stats else {
+        return String::new();
+    };
+    let l = &d.local;
+    format!(
+        "; rank 0 of {}: {} rounds, {} exchanges, {} updates and {} look-ups sent, {:.2} s in collectives",
+        d.ranks,
+        l.rounds,
+        l.exchanges + l.lookup_exchanges,
+        l.updates_remote,
+        l.lookups_remote,
+        l.comm_seconds + l.lookup_comm_seconds
+    )
+}
+
 impl GenerateObserver for Bars {
     fn tier_start(&self, tier: u8, positions: u64, solve: bool) {
         Bars::tier_start(
@@ -251,7 +270,7 @@ impl GenerateObserver for Bars {
                 seconds,
                 distances,
             } => format!(
-                "tier {tier:2}: solved {positions} positions in {seconds:.2} s ({:.2} M/s); {} finite, {} endless; peak memory {}; init {:.2} s{}, propagation {:.2} s{}{}",
+                "tier {tier:2}: solved {positions} positions in {seconds:.2} s ({:.2} M/s); {} finite, {} endless; peak memory {}; init {:.2} s{}, propagation {:.2} s{}{}{}",
                 positions as f64 / seconds.max(1e-9) / 1e6,
                 stats.finite(),
                 stats.endless(),
@@ -273,6 +292,7 @@ impl GenerateObserver for Bars {
                 } else {
                     String::new()
                 },
+                exchanged(stats),
                 match distances {
                     TierDistances::Written {
                         max,
