@@ -138,9 +138,6 @@ pub(crate) struct Exchanged {
 /// is low.
 pub(crate) struct Outbox {
     part: Partition,
-    /// The first place of every rank after the first, ascending: the owner of a place is
-    /// the number of them at or below it.
-    starts: Vec<u64>,
     buckets: Vec<Mutex<Vec<u64>>>,
     /// Updates in the buckets.
     queued: AtomicU64,
@@ -165,7 +162,6 @@ impl Queued {
 impl Outbox {
     fn new(part: Partition, room: u64) -> Self {
         Outbox {
-            starts: (1..part.ranks()).map(|r| part.start(r)).collect(),
             buckets: (0..part.ranks()).map(|_| Mutex::new(Vec::new())).collect(),
             part,
             queued: AtomicU64::new(0),
@@ -182,8 +178,7 @@ impl Outbox {
     /// Queues the update of the parent at place `g` by a child decided low or high.
     #[inline]
     pub fn send(&self, queued: &mut Queued, g: u64, child_low: bool) {
-        let d = self.starts.partition_point(|&s| s <= g);
-        debug_assert_eq!(d, self.part.owner(g));
+        let d = self.part.owner(g);
         let list = &mut queued.0[d];
         list.push(g << 1 | u64::from(child_low));
         if list.len() >= QUEUED {
