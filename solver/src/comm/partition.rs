@@ -329,11 +329,6 @@ impl Partition {
     pub fn pieces(&self) -> &[Piece] {
         &self.pieces
     }
-
-    /// Whether every place is its index (one rank).
-    pub fn is_identity(&self) -> bool {
-        self.pieces.len() <= 1
-    }
 }
 
 /// An iterator over the positions at a range of places: [`Partition::cursor`].
