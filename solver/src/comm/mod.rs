@@ -1,13 +1,15 @@
 //! The communication layer, below the engines: a small collective interface ([`Comm`]) and
 //! the two implementations that need no MPI, one process ([`LocalComm`]) and `N` simulated
 //! ranks as threads of one process ([`ThreadComm`]), `MpiComm` with the cargo feature `mpi`
-//! (`mpi.rs`); the split of a tier over the ranks ([`Partition`], `partition.rs`); and the
-//! agreement of the ranks on their arrays (`arrays.rs`).
+//! (`mpi.rs`); the split of a tier over the ranks ([`Partition`], `partition.rs`); the
+//! exchange of the engines' updates between ranks (`exchange.rs`); and the agreement of the
+//! ranks on their arrays (`arrays.rs`).
 //!
 //! Every method is a *collective*: all ranks call it, in the same order, from their main
 //! thread (never from inside a rayon job).
 
 mod arrays;
+pub(crate) mod exchange;
 mod lookup;
 #[cfg(feature = "mpi")]
 mod mpi;

@@ -55,7 +55,7 @@ use oware_db::retro::Unranker;
 use oware_db::{Position, Rules};
 use rayon::prelude::*;
 
-use crate::comm::Partition;
+use crate::comm::{exchange, Partition};
 use crate::distance::DistanceError;
 use crate::error::{AllocError, IntoIo, SolveError};
 use crate::granule::{DIRTY, LEVEL_GRANULE};
@@ -255,7 +255,7 @@ pub(crate) struct Ctx<'a> {
     /// frontier are by place; in one process every place is its index.
     part: &'a Partition,
     /// Over several ranks, where the updates of other ranks' positions go (`ranks.rs`).
-    ranked: Option<&'a ranks::Outbox>,
+    ranked: Option<&'a exchange::Outbox>,
     /// Set when a position is marked in the frontier bits, cleared when a sweep starts: a
     /// sweep is made only when there may be something to take.
     marked: AtomicBool,
@@ -424,7 +424,7 @@ impl Ctx<'_> {
         &self,
         update: u64,
         k: i8,
-        outbox: &mut ranks::Queued,
+        outbox: &mut exchange::Queued,
     ) -> Option<(u64, bool)> {
         if !R {
             return self
@@ -448,7 +448,7 @@ impl Ctx<'_> {
     /// (`R` false).
     #[inline(always)]
     fn outbox_full<const R: bool>(&self) -> bool {
-        R && self.ranked.is_some_and(ranks::Outbox::full)
+        R && self.ranked.is_some_and(exchange::Outbox::full)
     }
 
     /// Applies the decision of a child at level `k` (low or high) to parent `j`. Returns
@@ -881,7 +881,7 @@ fn solve_with(
     tuning: Tuning<'_>,
     init: impl FnOnce(&Ctx<'_>, &mut SolveStats) -> Result<Vec<FarExits>, SolveError>,
 ) -> Result<(TierScores, SolveStats), SolveError> {
-    let place = ranks::Place::process(n);
+    let place = exchange::Place::process(n);
     solve_placed(rules, n, progress, tuning, &place, init).map(|(s, t, _)| (s, t))
 }
 
@@ -893,9 +893,9 @@ pub(crate) fn solve_placed(
     n: u8,
     progress: &dyn Progress,
     tuning: Tuning<'_>,
-    place: &ranks::Place<'_>,
+    place: &exchange::Place<'_>,
     init: impl FnOnce(&Ctx<'_>, &mut SolveStats) -> Result<Vec<FarExits>, SolveError>,
-) -> Result<(TierScores, SolveStats, ranks::Exchanged), SolveError> {
+) -> Result<(TierScores, SolveStats, exchange::Exchanged), SolveError> {
     // A sweep must propagate at least one position, or it could end a level with work left.
     let tuning = Tuning {
         stack: tuning.stack.max(1),
@@ -931,7 +931,7 @@ pub(crate) fn solve_placed(
         ranked: place.outbox(),
         marked: AtomicBool::new(false),
     };
-    let mut exchanged = ranks::Exchanged::default();
+    let mut exchanged = exchange::Exchanged::default();
     let mut stats = SolveStats {
         positions: size as u64,
         exit_sweeps: 1,
@@ -1149,7 +1149,7 @@ struct Work {
     budget: u64,
     unranker: Unranker,
     /// Over several ranks, the updates for other ranks not yet handed to the outbox.
-    outbox: ranks::Queued,
+    outbox: exchange::Queued,
 }
 
 impl Work {
@@ -1159,7 +1159,7 @@ impl Work {
             buf: Vec::new(),
             budget: ctx.tuning.budget,
             unranker: ctx.index.unranker(),
-            outbox: ranks::Queued::new(ctx.ranked),
+            outbox: exchange::Queued::new(ctx.ranked),
         }
     }
 }

@@ -17,8 +17,8 @@ use oware_db::retro::ExitMoves;
 
 use super::cell::{Codes, FarExits, NO_EXIT};
 use super::first_pass::Initial;
-use super::ranks::Place;
 use super::{first_pass_whole, set_level_masks, solve_placed, FarRoom, Tuning, CHUNK};
+use crate::comm::exchange::Place;
 use crate::comm::{lowest_rank_where, Comm, LocalScores, Partition, PartitionConfig};
 use crate::distance::DistanceError;
 use crate::error::{AllocError, SolveError};

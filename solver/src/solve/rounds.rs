@@ -35,9 +35,9 @@ use oware_db::rules::GrandSlam;
 use oware_db::{Position, Rules};
 use rayon::prelude::*;
 
-use super::ranks::{Exchanged, Queued, Ranks, APPLY_CHUNK, PREFETCH_AHEAD};
 use super::scan::scan_chunk;
 use super::{Ctx, Decided, BATCH, CHILD_LOW, CHUNK};
+use crate::comm::exchange::{for_each_update, Exchanged, Queued, Ranks, APPLY_CHUNK};
 use crate::granule::DIRTY;
 use crate::prefetch::prefetch;
 
@@ -477,21 +477,13 @@ fn apply_received(ctx: &Ctx<'_>, rounds: &Rounds<'_>, k: i8, r: u64, updates: &[
         .par_chunks(APPLY_CHUNK)
         .map(|chunk| {
             let mut decided = 0;
-            for (i, &u) in chunk.iter().enumerate() {
-                if let Some(&ahead) = chunk.get(i + PREFETCH_AHEAD) {
-                    if let Some(cell) = ctx.cells.get((ahead >> 1).wrapping_sub(ctx.start) as usize)
-                    {
-                        prefetch(cell);
-                    }
-                }
-                let j = (u >> 1).wrapping_sub(ctx.start);
-                debug_assert!(j < ctx.cells.len() as u64, "an update for another rank");
-                if ctx.act(j, u & 1 == 1, k).is_some() {
+            for_each_update(chunk, ctx.start, ctx.cells, |j, child_low| {
+                if ctx.act(j, child_low, k).is_some() {
                     rounds.set(j, r + 1);
                     rounds.mark(to, j);
                     decided += 1;
                 }
-            }
+            });
             decided
         })
         .sum()
