@@ -17,6 +17,6 @@ pub use crate::solve::{
     TierScores, Tuning, WINDOW_ALIGN,
 };
 pub use crate::verify::{
-    verify_tier, verify_tier_in_place, Mismatch, MismatchKind, VerifyLower, VerifyPhases,
-    VerifyReport,
+    verify_tier, verify_tier_in_place, Mismatch, MismatchKind, RankExchanges, VerifyLower,
+    VerifyPhases, VerifyReport,
 };

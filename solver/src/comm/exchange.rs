@@ -175,6 +175,17 @@ impl Outbox {
         }
     }
 
+    /// Queues `word`, an update of another form, for the owner of place `g`.
+    #[inline]
+    pub fn send_word(&self, queued: &mut Queued, g: u64, word: u64) {
+        let d = self.part.owner(g);
+        let list = &mut queued.0[d];
+        list.push(word);
+        if list.len() >= QUEUED {
+            self.hand(d, list);
+        }
+    }
+
     /// Hands every update of `queued` to the buckets.
     pub fn take_in(&self, queued: &mut Queued) {
         for (d, list) in queued.0.iter_mut().enumerate() {

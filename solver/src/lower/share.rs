@@ -181,6 +181,16 @@ impl LowerShare {
     /// If the tier is not held or the index is not this rank's.
     #[inline]
     pub fn answer(&self, word: u64) -> i8 {
+        *self.entry(word)
+    }
+
+    /// Where the score a look-up word asks for is held (to fetch it ahead of reading it):
+    /// this rank must own it.
+    ///
+    /// # Panics
+    /// As [`LowerShare::answer`].
+    #[inline]
+    pub(crate) fn entry(&self, word: u64) -> &i8 {
         let tier = (word >> TIER_SHIFT) as usize;
         let g = word & ((1 << TIER_SHIFT) - 1);
         let (part, held) = &self.tiers[tier];
@@ -188,7 +198,7 @@ impl LowerShare {
             .as_ref()
             .unwrap_or_else(|| panic!("tier {tier} is not held"))
             .as_slice();
-        scores[(g - part.start(self.rank)) as usize]
+        &scores[(g - part.start(self.rank)) as usize]
     }
 
     /// This rank's share of tiers that one process holds whole (for tests and measurements):

@@ -142,7 +142,7 @@
 pub(crate) mod ranks;
 
 use crate::prefetch::prefetch;
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::time::Instant;
 
 use oware_db::index::{IndexKind, TierIndex};
@@ -150,6 +150,8 @@ use oware_db::retro::{rank_of_child, ChildRanker, ExitMoves};
 use oware_db::{Outcome, Position, Rules};
 use rayon::prelude::*;
 
+use crate::comm::exchange::{Outbox, Queued};
+use crate::comm::Partition;
 use crate::error::{AllocError, IntoIo, SolveError};
 use crate::granule::LEVEL_GRANULE;
 use crate::hugepage::try_vec;
@@ -321,7 +323,7 @@ pub struct VerifyReport {
     pub first: Vec<Mismatch>,
     /// Wall-clock seconds spent.
     pub seconds: f64,
-    /// Where the seconds went, on one process (zero on the ranks' path).
+    /// Where the seconds went (on the ranks' path, rank 0's).
     pub phases: VerifyPhases,
 }
 
@@ -337,6 +339,26 @@ pub struct VerifyPhases {
     pub sweep_seconds: f64,
     /// Frontier sweeps made over all levels (the last of each level finds nothing).
     pub sweeps: u64,
+    /// Over several ranks, what this rank exchanged (`None` in one process).
+    pub exchanged: Option<RankExchanges>,
+}
+
+/// What one rank of a deep verification over several ranks exchanged
+/// ([`VerifyPhases::exchanged`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RankExchanges {
+    /// The number of ranks.
+    pub ranks: usize,
+    /// Rounds of the justification's exchanges (the same on every rank).
+    pub rounds: u64,
+    /// All-to-all exchanges, of updates and of look-ups (the same on every rank).
+    pub exchanges: u64,
+    /// Updates of other ranks' positions this rank sent.
+    pub updates: u64,
+    /// Look-ups this rank sent to other ranks.
+    pub lookups: u64,
+    /// Seconds inside collective calls (transfer and waiting).
+    pub comm_seconds: f64,
 }
 
 impl VerifyReport {
@@ -427,20 +449,23 @@ pub(crate) fn encode_cells(
 /// index, its score (`±k`) and the position.
 type Justified = (u64, i16, Position);
 
-/// A task's work stack, its buffer of parent updates (the parent's index, the child's score,
-/// the parent) and what is left of its budget.
-struct Work {
+/// A task's work stack, its buffer of parent updates (the parent's place in the arrays, the
+/// child's score, the parent), what is left of its budget, and (over several ranks) the
+/// updates it queued for other ranks.
+pub(crate) struct Work {
     stack: Vec<Justified>,
     buf: Vec<(u64, i16, Position)>,
     budget: u64,
+    queued: Queued,
 }
 
 impl Work {
-    fn new(limits: WorkLimits) -> Self {
+    fn new(ctx: &Ctx<'_>) -> Self {
         Work {
             stack: Vec::new(),
             buf: Vec::with_capacity(BATCH + 64),
-            budget: limits.budget,
+            budget: ctx.limits.budget,
+            queued: Queued::new(ctx.ranked),
         }
     }
 }
@@ -448,7 +473,7 @@ impl Work {
 /// How far a task follows a cascade of justifications depth first before it leaves the
 /// rest to the frontier bits (the solver's [`Tuning`](crate::tier::Tuning), for the verifier).
 #[derive(Clone, Copy, Debug)]
-struct WorkLimits {
+pub(crate) struct WorkLimits {
     /// Most positions a task's work stack holds; further justified ones go to the frontier.
     /// At least 1.
     stack: usize,
@@ -465,7 +490,10 @@ impl Default for WorkLimits {
     }
 }
 
-struct Ctx<'a> {
+/// The verifier's arrays and what its loops need, in one process or on one rank of several
+/// (`ranks.rs`): the arrays then hold the rank's range of places, from `start`, and the
+/// justification's updates of other ranks' parents go to `ranked`.
+pub(crate) struct Ctx<'a> {
     rules: &'a Rules,
     n: u8,
     index: TierIndex,
@@ -480,9 +508,81 @@ struct Ctx<'a> {
     /// Per [`LEVEL_GRANULE`] positions: bit `k` when some position holds `−k`.
     levels: &'a [AtomicU64],
     limits: WorkLimits,
+    /// The first place of the tier the arrays hold: 0 in one process, the first this rank
+    /// owns over several ranks.
+    start: u64,
+    /// The tier's split over the ranks: in one process every place is its index.
+    part: &'a Partition,
+    /// Over several ranks, where the updates of other ranks' parents go.
+    ranked: Option<&'a Outbox>,
+    /// Set when a sweep or a cascade left positions in the frontier (its budget spent, or
+    /// the updates for other ranks filling their room); after the last sweep of a level's
+    /// local part, what the next exchange leaves the sweeps to take.
+    left: AtomicBool,
 }
 
 impl Ctx<'_> {
+    /// The index of the position the arrays hold at `j`. `R`: over several ranks.
+    #[inline(always)]
+    fn index_of<const R: bool>(&self, j: u64) -> u64 {
+        if R {
+            self.part.index_at(self.start + j)
+        } else {
+            j
+        }
+    }
+
+    /// Whether the updates queued for other ranks fill their room (never in one process).
+    #[inline(always)]
+    fn outbox_full<const R: bool>(&self) -> bool {
+        R && self.ranked.is_some_and(Outbox::full)
+    }
+
+    /// Hands the updates `work` queued for other ranks to the outbox (nothing in one
+    /// process).
+    #[inline]
+    fn hand_over(&self, work: &mut Work) {
+        if let Some(outbox) = self.ranked {
+            outbox.take_in(&mut work.queued);
+        }
+    }
+
+    /// Leaves position `j` for a later sweep: in the frontier, and (over several ranks)
+    /// noted as work left for after the next exchange.
+    #[inline]
+    fn leave(&self, j: u64) {
+        Self::set(self.bits, j as usize);
+        if !self.left.load(Ordering::Relaxed) {
+            self.left.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Hands over position `j`, justified at level `k` with score `v`, whose parents are
+    /// still to be acted on: onto the work stack (acted on every `START_BATCH` positions),
+    /// or into the frontier once the task's budget is spent or the updates for other ranks
+    /// fill their room. Returns how many positions the acting justified.
+    #[inline]
+    fn take<const R: bool>(
+        &self,
+        k: i16,
+        j: u64,
+        v: i16,
+        work: &mut Work,
+        unranker: &mut oware_db::index::Unranker,
+    ) -> u64 {
+        if work.budget == 0 || self.outbox_full::<R>() {
+            self.leave(j);
+            return 0;
+        }
+        work.stack
+            .push((j, v, unranker.unrank(self.index_of::<R>(j))));
+        if work.stack.len() >= START_BATCH.min(self.limits.stack) {
+            self.propagate::<R>(k, work)
+        } else {
+            0
+        }
+    }
+
     #[inline]
     fn bit(words: &[AtomicU64], i: usize) -> bool {
         words[i / 64].load(Ordering::Relaxed) >> (i % 64) & 1 != 0
@@ -799,13 +899,20 @@ impl Ctx<'_> {
     ///
     /// `work.buf` (empty on entry and on return) holds the parent updates of a batch of
     /// positions, applied after all their cells were prefetched.
-    fn propagate(&self, k: i16, work: &mut Work) -> u64 {
-        let Work { stack, buf, budget } = work;
+    ///
+    /// `R`: over several ranks, where a parent another rank holds is queued for it instead.
+    fn propagate<const R: bool>(&self, k: i16, work: &mut Work) -> u64 {
+        let Work {
+            stack,
+            buf,
+            budget,
+            queued,
+        } = work;
         let mut justified = 0u64;
         while !stack.is_empty() {
-            if *budget == 0 {
+            if *budget == 0 || self.outbox_full::<R>() {
                 for &(j, _, _) in stack.iter() {
-                    Self::set(self.bits, j as usize);
+                    self.leave(j);
                 }
                 stack.clear();
                 break;
@@ -815,8 +922,21 @@ impl Ctx<'_> {
                 p.unmoves(self.rules, |q, _house| {
                     if q.is_reachable() {
                         let r = self.index.rank_unchecked(&q);
-                        prefetch(&self.cells[r as usize]);
-                        buf.push((r, v, q));
+                        let j = if R {
+                            let g = self.part.place_of(r);
+                            let j = g.wrapping_sub(self.start);
+                            if j >= self.cells.len() as u64 {
+                                if let Some(outbox) = self.ranked {
+                                    outbox.send(queued, g, v < 0);
+                                }
+                                return;
+                            }
+                            j
+                        } else {
+                            r
+                        };
+                        prefetch(&self.cells[j as usize]);
+                        buf.push((j, v, q));
                     }
                 });
                 *budget -= 1;
@@ -839,42 +959,62 @@ impl Ctx<'_> {
     /// One sweep over the frontier of level `k`: every marked position acts on its parents,
     /// and the positions this justifies on theirs, depth first ([`Ctx::propagate`]).
     /// Returns how many marked positions it took and how many positions it justified.
-    fn sweep(&self, k: i16) -> (u64, u64) {
+    ///
+    /// Over several ranks (`R`), a sweep that finds the updates for other ranks filling
+    /// their room leaves the rest of the frontier for after the next exchange.
+    fn sweep<const R: bool>(&self, k: i16) -> (u64, u64) {
         const WORDS: usize = CHUNK / 64;
         self.bits
             .par_chunks(WORDS)
             .enumerate()
             .map(|(c, chunk)| {
                 let (mut taken, mut justified) = (0u64, 0u64);
-                let mut work = Work::new(self.limits);
+                let mut work = Work::new(self);
                 // The marks come in increasing order: the unranker keeps the mover's side.
                 let mut unranker = self.index.unranker();
                 for (w, word) in chunk.iter().enumerate() {
                     if word.load(Ordering::Relaxed) == 0 {
                         continue;
                     }
+                    if self.outbox_full::<R>() {
+                        self.left.store(true, Ordering::Relaxed);
+                        break;
+                    }
                     let mut bits = word.swap(0, Ordering::Relaxed);
                     while bits != 0 {
                         let b = u64::from(bits.trailing_zeros());
                         bits &= bits - 1;
                         let j = ((c * WORDS + w) as u64) * 64 + b;
-                        if work.budget == 0 {
-                            // Left for the next sweep.
-                            Self::set(self.bits, j as usize);
-                            continue;
-                        }
                         let v = score_of(self.cells[j as usize].load(Ordering::Relaxed), k);
-                        work.stack.push((j, v, unranker.unrank(j)));
-                        taken += 1;
-                        if work.stack.len() >= START_BATCH.min(self.limits.stack) {
-                            justified += self.propagate(k, &mut work);
+                        if work.budget > 0 && !self.outbox_full::<R>() {
+                            taken += 1;
                         }
+                        justified += self.take::<R>(k, j, v, &mut work, &mut unranker);
                     }
                 }
-                justified += self.propagate(k, &mut work);
+                justified += self.propagate::<R>(k, &mut work);
+                self.hand_over(&mut work);
                 (taken, justified)
             })
             .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+    }
+
+    /// The sweeps of level `k` until one finds nothing to take (over several ranks, also
+    /// when the updates for other ranks fill their room), each sweep's justified positions
+    /// counted to `progress`. Returns the sweeps made.
+    pub(crate) fn sweeps<const R: bool>(&self, k: i16, progress: &dyn Progress) -> u64 {
+        let mut made = 0;
+        loop {
+            // What a sweep leaves behind is swept by the next one; only the last sweep's
+            // stop on a full outbox is work for after the exchange.
+            self.left.store(false, Ordering::Relaxed);
+            let (taken, justified) = self.sweep::<R>(k);
+            made += 1;
+            progress.advance(justified);
+            if taken == 0 {
+                return made;
+            }
+        }
     }
 
     /// After the levels, over `start..start + len`: every negative position left
@@ -1055,6 +1195,7 @@ fn verify_with(
     // `scores` is borrowed mutably for as long as `cells` lives.
     let cells: &[AtomicU8] =
         unsafe { std::slice::from_raw_parts(scores.as_mut_ptr().cast::<AtomicU8>(), size) };
+    let part = Partition::of_tier(n, 1);
     let ctx = Ctx {
         rules,
         n,
@@ -1064,6 +1205,10 @@ fn verify_with(
         failed: &failed,
         levels: &levels,
         limits,
+        start: 0,
+        part: &part,
+        ranked: None,
+        left: AtomicBool::new(false),
     };
     let chunks = size.div_ceil(CHUNK);
     let span = |c: usize| (c * CHUNK, CHUNK.min(size - c * CHUNK));
@@ -1142,14 +1287,7 @@ fn verify_with(
         progress.advance(justified);
         let swept = Instant::now();
         phases.start_seconds += (swept - t).as_secs_f64();
-        loop {
-            let (taken, justified) = ctx.sweep(k);
-            phases.sweeps += 1;
-            progress.advance(justified);
-            if taken == 0 {
-                break;
-            }
-        }
+        phases.sweeps += ctx.sweeps::<false>(k, progress);
         phases.sweep_seconds += swept.elapsed().as_secs_f64();
     }
 

@@ -1,45 +1,52 @@
-//! Deep verification of one tier split over the ranks: the proof of `verify.rs` (its local
-//! check and its justification by levels, with the same one-byte cells and two bits per
-//! position), each rank holding its range of places of the tier ([`Partition`]) and its
-//! share of the lower tiers.
+//! Deep verification of one tier split over the ranks: the proof of `verify/mod.rs`, on its
+//! cells, frontier and propagation, each rank holding its range of places of the tier
+//! ([`Partition`](crate::comm::Partition)) and its share of the lower tiers.
 //!
-//! - The local check asks the owners for the stored scores of every capture's child (the
-//!   share of the lower tiers) and of the zeros' in-tier children ([`lookup_pass`]); the
-//!   rest of it is done where the justification meets the children, as in `verify.rs`.
-//! - At the start of level `k`, a waiting `−k` position asks the owner of each in-tier
-//!   child whether it counts (not justified with a score of at least `k`) and whether it
-//!   scores `k`.
-//! - The positions justified during a level act on their parents through the un-moves, sent
-//!   to the parents' owners in bounded all-to-all rounds, as the solver's propagation does;
-//!   a level ends when no rank has a frontier and no update is in flight. After the levels,
-//!   the negative positions left unjustified send their scores to their parents the same
-//!   way.
+//! - The local check reads the children this rank holds (captures' children in its share,
+//!   the zeros' in-tier children in its cells) at once, fetched a few positions ahead, and
+//!   asks the owners for the others ([`lookup_pass`]); the rest of it is done where the
+//!   justification meets the children, as in one process.
+//! - At the start of level `k`, a waiting `−k` position counts its in-tier children that
+//!   are not justified with a score of at least `k` and notes whether one scores `k`: those
+//!   this rank holds read at once, the others asked of their owners.
+//! - The positions justified during a level act on their parents as in one process (the
+//!   verifier's sweeps and work stacks, `Ctx::propagate`): a parent this rank holds at once,
+//!   depth first; one another rank holds queued for it, and sent in the exchanges that end
+//!   the level's local part (`comm/exchange.rs`), whose receivers act on them the same way,
+//!   until no rank has an update queued or a frontier left. After the levels, the negative
+//!   positions left unjustified send their scores to their parents' owners.
 //!
-//! The answers a level's start asks for do not change while it runs (only `−k` positions
+//! The answers a level's start reads do not change while it runs (only `−k` positions
 //! change state then, and they count either way), and the justification is the least set
 //! of its rules whatever the order of the updates: the verdict is that of one process.
 
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::time::Instant;
 
 use oware_db::index::{IndexKind, TierIndex};
 use oware_db::retro::{ChildRanker, ExitMoves};
 use oware_db::{Move, Outcome, Rules};
 use rayon::prelude::*;
 
-use super::{act_on_cell, code, encode_cells, pending_base, score_of, Acted, J, LISTED};
-use crate::comm::{agree_arrays, Comm, Partition, PartitionConfig};
+use super::{
+    code, encode_cells, pending_base, score_of, Ctx, RankExchanges, VerifyPhases, Work, WorkLimits,
+    J, LISTED,
+};
+use crate::comm::exchange::{for_each_update, Exchanged, Place, Queued, APPLY_CHUNK};
+use crate::comm::{agree_arrays, Comm, PartitionConfig};
 use crate::error::{AllocError, IntoIo};
 use crate::granule::LEVEL_GRANULE;
 use crate::hugepage::try_vec;
 use crate::lower::lookup::{lookup_pass, Asks, Layout, LookupStats};
 use crate::lower::share::LowerShare;
+use crate::prefetch::prefetch;
 use crate::progress::{Phase, Progress};
 
 /// Positions per rayon task (a multiple of 64 and of [`LEVEL_GRANULE`]).
 const CHUNK: usize = 1 << 14;
 
 /// One rank's part of the verification of a tier.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LocalVerdict {
     /// Positions this rank holds.
     pub positions: u64,
@@ -49,93 +56,116 @@ pub struct LocalVerdict {
     pub mismatches: u64,
     /// The failing positions of lowest index held here, at most 10, as indices of the tier.
     pub first: Vec<u64>,
+    /// Where this rank's seconds went, and what it exchanged.
+    pub phases: VerifyPhases,
 }
 
-struct Ctx<'a> {
-    n: u8,
-    index: TierIndex,
-    part: Partition,
-    start: u64,
-    cells: &'a [AtomicU8],
-    /// The frontier during the levels.
-    bits: &'a [AtomicU64],
-    /// Failed the bound or the local check.
-    failed: &'a [AtomicU64],
-    /// Per [`LEVEL_GRANULE`] positions: bit `k` when some position holds `−k`.
-    levels: &'a [AtomicU64],
+/// The local place of a look-up word of this tier, on the rank whose arrays start at place
+/// `start`.
+#[inline]
+fn local(start: u64, word: u64) -> usize {
+    (LowerShare::asked(word).1 - start) as usize
 }
 
-impl Ctx<'_> {
-    #[inline]
-    fn set(words: &[AtomicU64], i: usize) {
-        words[i / 64].fetch_or(1 << (i % 64), Ordering::Relaxed);
-    }
+/// Positions whose children are generated before the scores of those this rank holds are
+/// read: those scores are fetched ahead meanwhile.
+const SUB: usize = 32;
 
-    #[inline]
-    fn bit(words: &[AtomicU64], i: usize) -> bool {
-        words[i / 64].load(Ordering::Relaxed) >> (i % 64) & 1 != 0
-    }
+/// Where a child's score is held on this rank: a cell of the tier, or its share of a lower
+/// tier.
+#[derive(Clone, Copy)]
+enum Held<'a> {
+    Cell(&'a AtomicU8),
+    Lower(&'a i8),
+}
 
-    /// The local place of a look-up word of this tier.
+impl Held<'_> {
+    /// Asks for the score's cache line ahead of [`Held::read`].
     #[inline]
-    fn local(&self, word: u64) -> usize {
-        (LowerShare::asked(word).1 - self.start) as usize
-    }
-
-    /// The cells of `range` encoded ([`encode_cells`]); returns how many are nonzero.
-    fn encode(&self, range: std::ops::Range<usize>) -> u64 {
-        encode_cells(self.n, self.cells, self.failed, self.levels, range, true)
-    }
-
-    /// A child justified at level `k` with score `vc` (`±k`) acts on the held parent `j`.
-    /// Returns whether `j` entered the frontier.
-    /// The transition is the one-process verifier's ([`act_on_cell`]).
-    #[inline]
-    fn act(&self, k: i16, j: usize, vc: i16) -> bool {
-        match act_on_cell(&self.cells[j], k, vc) {
-            Acted::Justified => {
-                Self::set(self.bits, j);
-                true
-            }
-            Acted::Fails => {
-                Self::set(self.failed, j);
-                false
-            }
-            Acted::Nothing => false,
+    fn fetch(self) {
+        match self {
+            Held::Cell(c) => prefetch(c),
+            Held::Lower(s) => prefetch(s),
         }
     }
 
-    /// A child scoring `−t` fails the held parent `j` when the parent scores `0..t`: the
-    /// move to the child is worth more than its score. `k`: the level (1 after the levels).
+    /// The score, as the byte of an `i8` (as a look-up is answered).
     #[inline]
-    fn fail_below(&self, j: usize, t: i16, k: i16) {
-        if (0..t).contains(&score_of(self.cells[j].load(Ordering::Relaxed), k)) {
-            Self::set(self.failed, j);
+    fn read(self) -> u8 {
+        match self {
+            Held::Cell(c) => score_of(c.load(Ordering::Relaxed), 0) as i8 as u8,
+            Held::Lower(s) => *s as u8,
         }
     }
+}
 
-    /// Takes up to about `max` positions (whole words) from the frontier, from word
-    /// `*cursor` on, wrapping around; `pending` is the number of marked bits.
-    fn take(&self, cursor: &mut usize, pending: u64, max: usize) -> Vec<u32> {
-        let mut out = Vec::new();
-        let words = self.bits.len();
-        let mut left = pending;
-        while left > 0 && out.len() < max && words > 0 {
-            let w = *cursor;
-            *cursor = if w + 1 == words { 0 } else { w + 1 };
-            if self.bits[w].load(Ordering::Relaxed) == 0 {
-                continue;
-            }
-            let mut bits = self.bits[w].swap(0, Ordering::Relaxed);
-            left = left.saturating_sub(u64::from(bits.count_ones()));
-            while bits != 0 {
-                let b = bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                out.push((w * 64 + b) as u32);
-            }
+/// A `−k` position at the start of level `k`, counting its in-tier children: its place in
+/// the arrays, the children asked of other ranks, its exit flag, and of the children this
+/// rank holds, how many count and whether one scores `k`.
+struct Waiting {
+    at_place: u32,
+    asked: u8,
+    exit: bool,
+    counted: u8,
+    at: bool,
+}
+
+/// Whether an in-tier child with cell `b` counts at the start of level `k` (it is not
+/// justified with a score of at least `k`) and whether it scores `k`.
+#[inline]
+fn counted(b: u8, k: i16) -> (bool, bool) {
+    let v = score_of(b, k);
+    (b & J == 0 || v < k, v == k)
+}
+
+/// Takes up to about `max` positions (whole words) from the frontier `bits`, from word
+/// `*cursor` on, wrapping around; `pending` is the number of marked bits.
+fn take_marked(bits: &[AtomicU64], cursor: &mut usize, pending: u64, max: usize) -> Vec<u32> {
+    let mut out = Vec::new();
+    let words = bits.len();
+    let mut left = pending;
+    while left > 0 && out.len() < max && words > 0 {
+        let w = *cursor;
+        *cursor = if w + 1 == words { 0 } else { w + 1 };
+        if bits[w].load(Ordering::Relaxed) == 0 {
+            continue;
         }
-        out
+        let mut word = bits[w].swap(0, Ordering::Relaxed);
+        left = left.saturating_sub(u64::from(word.count_ones()));
+        while word != 0 {
+            let b = word.trailing_zeros() as usize;
+            word &= word - 1;
+            out.push((w * 64 + b) as u32);
+        }
     }
+    out
+}
+
+/// Applies updates received from other ranks at level `k` (each the parent's place shifted
+/// left once, the low bit set when the child scores `−k`: parents this rank holds) and acts
+/// on the parents of the positions they justify, depth first, as the sweeps do. Returns how
+/// many positions they justified.
+fn apply_received(ctx: &Ctx<'_>, k: i16, updates: &[u64]) -> u64 {
+    updates
+        .par_chunks(APPLY_CHUNK)
+        .map_init(
+            || Work::new(ctx),
+            |work, chunk| {
+                work.budget = ctx.limits.budget;
+                let mut unranker = ctx.index.unranker();
+                let mut justified = 0;
+                for_each_update(chunk, ctx.start, ctx.cells, |j, child_low| {
+                    let vc = if child_low { -k } else { k };
+                    if ctx.act(k, j, vc) {
+                        justified += 1 + ctx.take::<true>(k, j, -vc, work, &mut unranker);
+                    }
+                });
+                justified += ctx.propagate::<true>(k, work);
+                ctx.hand_over(work);
+                justified
+            },
+        )
+        .sum()
 }
 
 /// Deep-verifies this rank's part of tier `n`: `scores` are the stored scores of its range
@@ -163,10 +193,41 @@ pub fn verify_tier_local(
     config: &PartitionConfig,
     progress: &dyn Progress,
 ) -> Result<LocalVerdict, AllocError> {
+    verify_with(
+        comm,
+        rules,
+        n,
+        start,
+        scores,
+        share,
+        config,
+        progress,
+        WorkLimits::default(),
+    )
+}
+
+/// [`verify_tier_local`] with the given limits of the depth-first propagation.
+#[allow(clippy::too_many_arguments)]
+fn verify_with(
+    comm: &dyn Comm,
+    rules: &Rules,
+    n: u8,
+    start: u64,
+    scores: &mut [i8],
+    share: &LowerShare,
+    config: &PartitionConfig,
+    progress: &dyn Progress,
+    limits: WorkLimits,
+) -> Result<LocalVerdict, AllocError> {
+    let limits = WorkLimits {
+        stack: limits.stack.max(1),
+        budget: limits.budget.max(1),
+    };
+    let t0 = Instant::now();
     let (me, ranks) = (comm.rank(), comm.size());
     let index = TierIndex::new(n, IndexKind::Reachable);
-    let part = Partition::new(&index, ranks);
-    let range = part.range(me);
+    let place = Place::rank(comm, n, config.batch);
+    let range = place.part.range(me);
     assert!(
         range.start == start && range.end - range.start == scores.len() as u64,
         "tier {n}: rank {me} holds {range:?}, {} scores from {start} given",
@@ -203,15 +264,23 @@ pub fn verify_tier_local(
     let cells: &[AtomicU8] =
         unsafe { std::slice::from_raw_parts(scores.as_mut_ptr().cast::<AtomicU8>(), len) };
     let ctx = Ctx {
+        rules,
         n,
         index,
-        part,
-        start,
         cells,
         bits: &bits,
         failed: &failed,
         levels: &levels,
+        limits,
+        start,
+        part: &place.part,
+        ranked: place.outbox(),
+        left: AtomicBool::new(false),
     };
+    let Some(exchange) = place.ranked() else {
+        unreachable!("a rank's place has its ranks")
+    };
+    let mut exchanged = Exchanged::default();
     let layout = Layout::new(CHUNK, config.batch, ranks);
     let mut stats = LookupStats::default();
     let chunks: Vec<std::ops::Range<usize>> = (0..len)
@@ -220,12 +289,15 @@ pub fn verify_tier_local(
         .collect();
 
     progress.start(Phase::Init, len as u64);
-    let nonzero: u64 = chunks.par_iter().map(|r| ctx.encode(r.clone())).sum();
+    let nonzero: u64 = chunks
+        .par_iter()
+        .map(|r| encode_cells(n, cells, &failed, &levels, r.clone(), true))
+        .sum();
     // The local check: every move worth at most the score, one worth at least it.
     let seeded = AtomicU64::new(0);
     let answer = |w: u64| -> u8 {
         if LowerShare::asked(w).0 == n {
-            score_of(ctx.cells[ctx.local(w)].load(Ordering::Relaxed), 0) as i8 as u8
+            score_of(ctx.cells[local(start, w)].load(Ordering::Relaxed), 0) as i8 as u8
         } else {
             share.answer(w) as u8
         }
@@ -244,40 +316,56 @@ pub fn verify_tier_local(
             let mut moves: Vec<(u16, u8)> = Vec::new();
             let mut exits = ExitMoves::new(rules);
             let mut ranker = ChildRanker::new(ctx.index.kind());
-            for (slot, i) in range.clone().enumerate() {
-                let p = cursor.next().unwrap_or_default();
-                let s = score_of(ctx.cells[i].load(Ordering::Relaxed), 0);
-                let mut e = (s, false, false, false);
-                let mut ask = |mv: &Move| match mv.outcome {
-                    Outcome::Continue { child, captured } => {
-                        let (word, owner) = share.request_ranked(&child, &mut ranker, mv.house);
-                        // A child this rank holds is read at once (its score is the one the
-                        // exchange would answer: folds change only the justified bits).
-                        if owner == me {
-                            fold_child(&mut e, captured, answer(word));
-                        } else {
-                            asks.push(word, owner);
-                            moves.push((slot as u16, captured));
+            // The children of the current positions that this rank holds, read once they
+            // are all fetched: the slot, the seeds captured, where the score is.
+            let mut near: Vec<(usize, u8, Held<'_>)> = Vec::with_capacity(SUB * 6);
+            for sub in range.clone().step_by(SUB) {
+                near.clear();
+                for i in sub..(sub + SUB).min(range.end) {
+                    let slot = i - range.start;
+                    let p = cursor.next().unwrap_or_default();
+                    let s = score_of(ctx.cells[i].load(Ordering::Relaxed), 0);
+                    let mut e = (s, false, false, false);
+                    let mut ask = |mv: &Move| match mv.outcome {
+                        Outcome::Continue { child, captured } => {
+                            let (word, owner) = share.request_ranked(&child, &mut ranker, mv.house);
+                            // A child this rank holds is read here (its score is the one the
+                            // exchange would answer: folds change only the justified bits).
+                            if owner == me {
+                                let held = if LowerShare::asked(word).0 == n {
+                                    Held::Cell(&ctx.cells[local(start, word)])
+                                } else {
+                                    Held::Lower(share.entry(word))
+                                };
+                                held.fetch();
+                                near.push((slot, captured, held));
+                            } else {
+                                asks.push(word, owner);
+                                moves.push((slot as u16, captured));
+                            }
                         }
-                    }
-                    Outcome::End { score } => {
-                        let v = i16::from(score);
+                        Outcome::End { score } => {
+                            let v = i16::from(score);
+                            e.1 |= v > s;
+                            e.2 |= v >= s;
+                        }
+                    };
+                    // Only a zero asks for its in-tier children (see `verify.rs`).
+                    let any = if s == 0 {
+                        p.for_each_move(rules, |mv| ask(mv))
+                    } else {
+                        exits.for_each(&p, ask).is_some()
+                    };
+                    if !any {
+                        let v = i16::from(p.end_score());
                         e.1 |= v > s;
                         e.2 |= v >= s;
                     }
-                };
-                // Only a zero asks for its in-tier children (see `verify.rs`).
-                let any = if s == 0 {
-                    p.for_each_move(rules, |mv| ask(mv))
-                } else {
-                    exits.for_each(&p, ask).is_some()
-                };
-                if !any {
-                    let v = i16::from(p.end_score());
-                    e.1 |= v > s;
-                    e.2 |= v >= s;
+                    st.push(e);
                 }
-                st.push(e);
+                for &(slot, captured, held) in &near {
+                    fold_child(&mut st[slot], captured, held.read());
+                }
             }
             ((st, moves), asks)
         },
@@ -303,78 +391,60 @@ pub fn verify_tier_local(
         &mut stats,
     );
 
+    let mut phases = VerifyPhases {
+        check_seconds: t0.elapsed().as_secs_f64(),
+        ..VerifyPhases::default()
+    };
     progress.start(Phase::Propagate, nonzero);
     progress.advance(seeded.into_inner());
     let take_max = (config.batch / 4).max(1);
-    let per_dest = (config.batch / ranks).max(1);
-    // Drains the frontier (`pending` marked positions here): each marked position `j` sends
-    // `field(j)` (7 bits) to the owners of its parents, which call `apply(parent, field)`;
-    // a parent for which it returns true has entered the frontier. Returns when no rank has
-    // a frontier and no update is in flight. A collective.
-    let drain = |mut pending: u64,
-                 field: &(dyn Fn(usize) -> u64 + Sync),
-                 apply: &(dyn Fn(usize, u64) -> bool + Sync)| {
+    // After the levels: each of the `pending` marked positions `j` (a negative score left
+    // unjustified) sends its level `t` to its parents (the parent's place shifted left 7
+    // bits, or'ed with `t`); those scoring `0..t` fail. Returns when no rank has a mark left.
+    // A collective.
+    let fail_parents = |mut pending: u64, exchanged: &mut Exchanged| {
+        let Some(outbox) = ctx.ranked else {
+            unreachable!("a rank's place has its outbox")
+        };
         let mut cursor = 0usize;
         loop {
-            let taken = ctx.take(&mut cursor, pending, take_max);
+            let taken = take_marked(ctx.bits, &mut cursor, pending, take_max);
             pending -= taken.len() as u64;
-            let parts: Vec<Vec<Vec<u64>>> = taken
-                .par_chunks(2048)
-                .map(|chunk| {
-                    let mut buckets = vec![Vec::new(); ranks];
-                    let mut unranker = ctx.index.unranker();
+            taken.par_chunks(2048).for_each_init(
+                || (Queued::new(ctx.ranked), ctx.index.unranker()),
+                |(queued, unranker), chunk| {
                     for &j in chunk {
-                        let x = field(j as usize);
+                        let b = ctx.cells[j as usize].load(Ordering::Relaxed);
+                        let t = (-score_of(b, 1)) as u64;
                         let p = unranker.unrank(ctx.part.index_at(start + u64::from(j)));
                         p.unmoves(rules, |q, _house| {
                             if q.is_reachable() {
                                 let o = ctx.part.place_of(ctx.index.rank_unchecked(&q));
-                                buckets[ctx.part.owner(o)].push(o << 7 | x);
+                                outbox.send_word(queued, o, o << 7 | t);
                             }
                         });
                     }
-                    buckets
-                })
-                .collect();
-            drop(taken);
-            let mut buckets: Vec<Vec<u64>> = (0..ranks)
-                .map(|d| Vec::with_capacity(parts.iter().map(|b| b[d].len()).sum()))
-                .collect();
-            for part in parts {
-                for (d, b) in part.into_iter().enumerate() {
-                    buckets[d].extend(b);
-                }
-            }
-            let longest = buckets.iter().map(Vec::len).max().unwrap_or(0);
-            let need = (longest.div_ceil(per_dest) as u64).max(u64::from(pending > 0));
-            let subrounds = comm.all_reduce_max(need);
-            if subrounds == 0 {
+                    outbox.take_in(queued);
+                },
+            );
+            let more = exchange.exchange(pending > 0, exchanged, |updates| {
+                updates.par_chunks(APPLY_CHUNK).for_each(|chunk| {
+                    for &u in chunk {
+                        let j = ((u >> 7) - start) as usize;
+                        let t = (u & 127) as i16;
+                        if (0..t).contains(&score_of(ctx.cells[j].load(Ordering::Relaxed), 1)) {
+                            Ctx::set(ctx.failed, j);
+                        }
+                    }
+                });
+            });
+            if !more {
                 break;
-            }
-            for s in 0..subrounds as usize {
-                let out: Vec<Vec<u64>> = buckets
-                    .iter()
-                    .map(|b| {
-                        let lo = (s * per_dest).min(b.len());
-                        b[lo..(lo + per_dest).min(b.len())].to_vec()
-                    })
-                    .collect();
-                let got = comm.exchange(out);
-                let marked: u64 = got
-                    .par_iter()
-                    .map(|updates| {
-                        updates
-                            .iter()
-                            .filter(|&&u| apply(((u >> 7) - start) as usize, u & 127))
-                            .count() as u64
-                    })
-                    .sum();
-                pending += marked;
-                progress.advance(marked);
             }
         }
     };
     for k in (1..=i16::from(n) + 1).rev() {
+        let t = Instant::now();
         let own = code(-k);
         let stale = pending_base(k + 1);
         let wanted = 3u64 << k;
@@ -387,8 +457,21 @@ pub fn verify_tier_local(
             layout,
             |range| {
                 let mut asks = Asks::new(ranks);
-                let mut waiting: Vec<(u32, u8, bool)> = Vec::new();
+                let mut waiting: Vec<Waiting> = Vec::new();
                 let mut unranker = ctx.index.unranker();
+                let mut ranker = ChildRanker::new(ctx.index.kind());
+                // The children this rank holds of the positions since `first`: the
+                // position's slot in `waiting` and the child's cell, read once fetched.
+                let mut near: Vec<(usize, &AtomicU8)> = Vec::with_capacity(SUB * 6);
+                let mut first = 0;
+                let read = |waiting: &mut [Waiting], near: &mut Vec<(usize, &AtomicU8)>| {
+                    for &(w, cell) in near.iter() {
+                        let (counts, at) = counted(cell.load(Ordering::Relaxed), k);
+                        waiting[w].counted += u8::from(counts);
+                        waiting[w].at |= at;
+                    }
+                    near.clear();
+                };
                 for g in range.clone().step_by(LEVEL_GRANULE) {
                     if ctx.levels[g / LEVEL_GRANULE].load(Ordering::Relaxed) & wanted == 0 {
                         continue;
@@ -399,36 +482,54 @@ pub fn verify_tier_local(
                             ctx.cells[i].store(code(-k - 1), Ordering::Relaxed);
                         } else if b & !J == own {
                             let p = unranker.unrank(ctx.part.index_at(start + i as u64));
-                            let mut count = 0u8;
+                            let slot = waiting.len();
+                            let mut asked = 0u8;
                             p.for_each_move(rules, |mv| {
                                 if let Outcome::Continue { child, captured: 0 } = mv.outcome {
-                                    let (word, owner) = share.request(&child);
-                                    asks.push(word, owner);
-                                    count += 1;
+                                    let (word, owner) =
+                                        share.request_ranked(&child, &mut ranker, mv.house);
+                                    if owner == me {
+                                        let cell = &ctx.cells[local(start, word)];
+                                        prefetch(cell);
+                                        near.push((slot, cell));
+                                    } else {
+                                        asks.push(word, owner);
+                                        asked += 1;
+                                    }
                                 }
                             });
-                            waiting.push((i as u32, count, b & J != 0));
+                            waiting.push(Waiting {
+                                at_place: i as u32,
+                                asked,
+                                exit: b & J != 0,
+                                counted: 0,
+                                at: false,
+                            });
+                            if waiting.len() - first == SUB {
+                                read(&mut waiting, &mut near);
+                                first = waiting.len();
+                            }
                         }
                     }
                 }
+                read(&mut waiting, &mut near);
                 (waiting, asks)
             },
             // Bit 0: the child counts; bit 1: it scores `k`.
             &|w| {
-                let b = ctx.cells[ctx.local(w)].load(Ordering::Relaxed);
-                let v = score_of(b, k);
-                u8::from(b & J == 0 || v < k) | u8::from(v == k) << 1
+                let (counts, at) = counted(ctx.cells[local(start, w)].load(Ordering::Relaxed), k);
+                u8::from(counts) | u8::from(at) << 1
             },
             |_, waiting, mut replies| {
                 let mut done = 0;
-                for (i, children, exit) in waiting {
-                    let (mut c, mut at) = (0u8, false);
-                    for r in (&mut replies).take(children as usize) {
+                for w in waiting {
+                    let (mut c, mut at) = (w.counted, w.at);
+                    for r in (&mut replies).take(usize::from(w.asked)) {
                         c += r & 1;
                         at |= r & 2 != 0;
                     }
-                    let i = i as usize;
-                    if !(exit || at) {
+                    let i = w.at_place as usize;
+                    if !(w.exit || at) {
                         Ctx::set(ctx.failed, i);
                     }
                     if c == 0 {
@@ -443,14 +544,23 @@ pub fn verify_tier_local(
             },
             &mut stats,
         );
-        let pending = justified.into_inner();
-        progress.advance(pending);
-        // The frontier acts on its parents, wherever they are held.
-        drain(
-            pending,
-            &|j| u64::from(score_of(ctx.cells[j].load(Ordering::Relaxed), k) < 0),
-            &|j, low| ctx.act(k, j, if low == 1 { -k } else { k }),
-        );
+        progress.advance(justified.into_inner());
+        let swept = Instant::now();
+        phases.start_seconds += (swept - t).as_secs_f64();
+        // The frontier acts on its parents: those this rank holds at once, depth first, as
+        // in one process; the others' through the exchanges, until no rank has an update
+        // queued or a frontier left.
+        phases.sweeps += ctx.sweeps::<true>(k, progress);
+        while exchange.exchange(
+            ctx.left.swap(false, Ordering::Relaxed),
+            &mut exchanged,
+            |u| {
+                progress.advance(apply_received(&ctx, k, u));
+            },
+        ) {
+            phases.sweeps += ctx.sweeps::<true>(k, progress);
+        }
+        phases.sweep_seconds += swept.elapsed().as_secs_f64();
     }
     // The negative scores left unjustified complete the local check of their parents (the
     // justified ones did in their level).
@@ -468,14 +578,7 @@ pub fn verify_tier_local(
             marked
         })
         .sum();
-    drain(
-        unjustified,
-        &|j| (-score_of(ctx.cells[j].load(Ordering::Relaxed), 1)) as u64,
-        &|j, t| {
-            ctx.fail_below(j, t as i16, 1);
-            false
-        },
-    );
+    fail_parents(unjustified, &mut exchanged);
 
     // Failing positions: counted, the first ones listed; the scores put back.
     let (mismatches, first) = chunks
@@ -505,11 +608,20 @@ pub fn verify_tier_local(
                 (a + b, la)
             },
         );
+    phases.exchanged = Some(RankExchanges {
+        ranks,
+        rounds: exchanged.rounds,
+        exchanges: exchanged.exchanges + stats.exchanges,
+        updates: exchanged.updates,
+        lookups: stats.remote,
+        comm_seconds: exchanged.comm_seconds + stats.comm_seconds,
+    });
     Ok(LocalVerdict {
         positions: len as u64,
         nonzero,
         mismatches,
         first,
+        phases,
     })
 }
 
@@ -526,5 +638,115 @@ fn fold_child(e: &mut (i16, bool, bool, bool), captured: u8, v: u8) {
         let v = i16::from(captured) - v;
         e.1 |= v > e.0;
         e.2 |= v >= e.0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::comm::{Partition, ThreadComm};
+    use crate::lower::LowerTiers;
+    use crate::progress::NoProgress;
+    use crate::solve::solve_tier;
+    use crate::verify::verify_tier;
+    use std::sync::Arc;
+
+    /// What the ranks find of tier `n` (scores `scores`, lower tiers `lower`) over `ranks`
+    /// simulated ranks: nonzero positions, failing ones, the first failing indices.
+    fn over_ranks(
+        rules: &Rules,
+        n: u8,
+        scores: &[i8],
+        lower: &LowerTiers,
+        ranks: usize,
+        batch: usize,
+        limits: WorkLimits,
+    ) -> (u64, u64, Vec<u64>) {
+        let config = PartitionConfig {
+            batch,
+            ..PartitionConfig::default()
+        };
+        let parts = ThreadComm::run(ranks, |c| {
+            let share = LowerShare::from_whole(lower, c.rank(), c.size());
+            let part = Partition::of_tier(n, c.size());
+            let mut mine = part.share_of(c.rank(), scores);
+            let start = part.range(c.rank()).start;
+            let v = verify_with(
+                c,
+                rules,
+                n,
+                start,
+                &mut mine,
+                &share,
+                &config,
+                &NoProgress,
+                limits,
+            )
+            .expect("bits allocate");
+            // The scores are put back, clamped out of bounds.
+            let bound = i16::from(n) + 1;
+            for (a, b) in mine.iter().zip(&part.share_of(c.rank(), scores)) {
+                assert_eq!(i16::from(*a), i16::from(*b).clamp(-bound, bound));
+            }
+            v
+        });
+        let mut first: Vec<u64> = parts.iter().flat_map(|p| p.first.clone()).collect();
+        first.sort_unstable();
+        first.truncate(LISTED);
+        (
+            parts.iter().map(|p| p.nonzero).sum(),
+            parts.iter().map(|p| p.mismatches).sum(),
+            first,
+        )
+    }
+
+    /// Cascades cut short on the ranks (work stacks of one or two positions, budgets of one or
+    /// five, exchanges of a few words) leave their rest to the frontier and the exchanges: the
+    /// verdicts are one process's, on correct tables and on changed ones, under both presets.
+    #[test]
+    fn tiny_work_stacks_over_ranks_give_one_process_verdicts() {
+        let max = 9u8;
+        for rules in [Rules::ABAPA, Rules::AWARI] {
+            let mut lower = LowerTiers::new();
+            for n in 0..=max {
+                let (solved, _) = solve_tier(&rules, n, &lower, &NoProgress).expect("tier");
+                let good = solved.to_vec();
+                let mut bad = good.clone();
+                let mut x = 0x2545_F491_4F6C_DD1Du64 ^ u64::from(n);
+                for _ in 0..bad.len() / 40 {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let i = (x % bad.len() as u64) as usize;
+                    bad[i] = match x >> 62 {
+                        0 => bad[i].saturating_add(1),
+                        1 => bad[i].saturating_sub(1),
+                        _ => -bad[i],
+                    };
+                }
+                for (case, scores) in [&good, &bad].into_iter().enumerate() {
+                    let whole = verify_tier(&rules, n, scores, &lower, &NoProgress).unwrap();
+                    let want = (
+                        whole.nonzero,
+                        whole.mismatches,
+                        whole.first.iter().map(|m| m.index).collect::<Vec<_>>(),
+                    );
+                    if n >= 6 {
+                        assert_eq!(want.1 == 0, case == 0, "{rules} tier {n} case {case}");
+                    }
+                    for (ranks, batch, stack, budget) in
+                        [(2, 64, 1, 1), (3, 1 << 22, 2, 5), (2, 1 << 22, 1, 1 << 20)]
+                    {
+                        let limits = WorkLimits { stack, budget };
+                        let got = over_ranks(&rules, n, scores, &lower, ranks, batch, limits);
+                        assert_eq!(
+                            got, want,
+                            "{rules} tier {n} case {case}, {ranks} ranks, batch {batch}, {limits:?}"
+                        );
+                    }
+                }
+                lower.push(Arc::from(good));
+            }
+        }
     }
 }

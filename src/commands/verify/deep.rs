@@ -77,14 +77,21 @@ fn mismatch_json(m: &Mismatch) -> Value {
     })
 }
 
-/// Where the seconds of a tier that took one or more went (nothing on the ranks' path, which
-/// does not time them).
+/// Where the seconds of a tier that took one or more went (over several ranks, rank 0's), and
+/// over several ranks what rank 0 exchanged: the rounds and exchanges (every rank's), the
+/// updates and look-ups it sent and the seconds it spent in collective calls.
 fn phases(seconds: f64, p: &VerifyPhases) -> String {
     if p.sweeps == 0 || seconds < 1.0 {
         return String::new();
     }
+    let exchanged = p.exchanged.map_or(String::new(), |x| {
+        format!(
+            "; rank 0 of {}: {} rounds, {} exchanges, {} updates and {} look-ups sent, {:.2} s in collectives",
+            x.ranks, x.rounds, x.exchanges, x.updates, x.lookups, x.comm_seconds
+        )
+    });
     format!(
-        "; local check {:.2} s, level starts {:.2} s, {} sweeps {:.2} s",
+        "; local check {:.2} s, level starts {:.2} s, {} sweeps {:.2} s{exchanged}",
         p.check_seconds, p.start_seconds, p.sweeps, p.sweep_seconds
     )
 }

@@ -30,7 +30,7 @@ use crate::memory::{
 use crate::solve::WINDOW_ALIGN;
 use crate::verify::ranks::verify_tier_local;
 use crate::verify::{
-    mismatch_with, verify_tier_in_place, VerifyLower, VerifyPhases, VerifyReport, LISTED,
+    mismatch_with, verify_tier_in_place, VerifyLower, VerifyReport, LISTED,
 };
 
 /// The tiers a rank keeps for the tiers above them.
@@ -371,7 +371,7 @@ impl Held {
                     mismatches,
                     first: details,
                     seconds: t.elapsed().as_secs_f64(),
-                    phases: VerifyPhases::default(),
+                    phases: local.phases,
                 })
             }
         }
