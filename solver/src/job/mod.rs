@@ -4,6 +4,7 @@
 
 pub(crate) mod deep;
 pub(crate) mod generate;
+pub(crate) mod held;
 pub(crate) mod place;
 pub(crate) mod rank_error;
 pub(crate) mod ranks;

@@ -29,27 +29,20 @@ use crate::memory::{
 };
 use crate::solve::WINDOW_ALIGN;
 use crate::verify::ranks::verify_tier_local;
-use crate::verify::{
-    mismatch_with, verify_tier_in_place, VerifyLower, VerifyReport, LISTED,
-};
+use crate::verify::{mismatch_with, verify_tier_in_place, VerifyLower, VerifyReport, LISTED};
 
-/// The tiers a rank keeps for the tiers above them.
-pub(super) enum Held {
-    /// One process: whole tiers in memory, for the tiers of the range planned to read their
-    /// lower tiers from memory; the others read them from the tables in slices.
-    Process {
-        common: Common,
-        lower: LowerTiers,
-        /// The plan of each tier of the range, from its first.
-        plans: Vec<ExitPlan>,
-    },
-    /// One of several ranks: its share of every tier a later tier's captures reach.
-    Ranks {
-        common: Common,
-        share: LowerShare,
-        config: PartitionConfig,
-    },
+/// The tiers a rank keeps for the tiers above them, and what every rank knows of the
+/// verification.
+pub(super) struct Held {
+    common: Common,
+    kept: Kept,
 }
+
+/// One process: whole tiers in memory, for the tiers of the range planned to read their lower
+/// tiers from memory (the others read them from the tables in slices), with the plan of each
+/// tier of the range, from its first. One of several ranks: its share of every tier a later
+/// tier's captures reach.
+type Kept = crate::job::held::Held<Vec<ExitPlan>>;
 
 /// What every rank knows of the verification.
 pub(super) struct Common {
@@ -88,10 +81,12 @@ impl Held {
         };
         if let Some(config) = placement.exchange() {
             let comm = placement.comm();
-            return Ok(Held::Ranks {
+            return Ok(Held {
                 common,
-                share: LowerShare::new(comm.rank(), comm.size()),
-                config,
+                kept: Kept::Ranks {
+                    share: LowerShare::new(comm.rank(), comm.size()),
+                    config,
+                },
             });
         }
         // Once a tier reads its lower tiers in slices, the tiers above it do too (they hold
@@ -124,17 +119,17 @@ impl Held {
             sliced |= matches!(exits, ExitPlan::Sliced { .. });
             plans.push(exits);
         }
-        Ok(Held::Process {
+        Ok(Held {
             common,
-            lower: LowerTiers::new(),
-            plans,
+            kept: Kept::Process {
+                lower: LowerTiers::new(),
+                plans,
+            },
         })
     }
 
     fn common(&self) -> &Common {
-        match self {
-            Held::Process { common, .. } | Held::Ranks { common, .. } => common,
-        }
+        &self.common
     }
 
     /// The tier the directory lacks by design, if any.
@@ -150,9 +145,9 @@ impl Held {
             if self.common().absent == Some(m) {
                 return false;
             }
-            let held = match self {
-                Held::Process { plans, .. } => plans[usize::from(m - a)] == ExitPlan::Resident,
-                Held::Ranks { .. } => true,
+            let held = match &self.kept {
+                Kept::Process { plans, .. } => plans[usize::from(m - a)] == ExitPlan::Resident,
+                Kept::Ranks { .. } => true,
             };
             held && opts.rules.capture_window(m).contains(&t)
         })
@@ -161,22 +156,7 @@ impl Held {
     /// Drops the tiers that no tier from `n` on reads from what is held.
     pub(super) fn drop_unread(&mut self, n: u8) {
         let unread: Vec<u8> = (0..n).filter(|&t| !self.read_from(t, n)).collect();
-        match self {
-            Held::Process { lower, .. } => {
-                for t in unread {
-                    if lower.holds(t) {
-                        lower.set(t, None);
-                    }
-                }
-            }
-            Held::Ranks { share, .. } => {
-                for t in unread {
-                    if share.holds(t) {
-                        share.remove(t);
-                    }
-                }
-            }
-        }
+        self.kept.drop_tiers(|t| unread.contains(&t));
     }
 
     /// Over several ranks, refuses tier `n` when a rank's range of it (and, when
@@ -188,14 +168,10 @@ impl Held {
         n: u8,
         verifying: bool,
     ) -> Result<(), VerifyError> {
-        let Held::Ranks {
-            common,
-            share,
-            config,
-        } = self
-        else {
+        let Kept::Ranks { share, config } = &self.kept else {
             return Ok(());
         };
+        let common = &self.common;
         let range = share.partition(n).range(comm.rank());
         let size = TierIndex::new(n, IndexKind::Reachable).size();
         let batch = tier_batch(config.batch, size, comm.size());
@@ -224,14 +200,15 @@ impl Held {
         n: u8,
         checked: Option<Table>,
     ) -> Result<Vec<i8>, oware_db::Error> {
-        match self {
-            Held::Process { .. } => match checked {
+        match &self.kept {
+            Kept::Process { .. } => match checked {
                 Some(table) => crate::dir::read::read_table(&table),
                 None => Err(oware_db::Error::InvalidState(format!(
                     "tier {n}: no checked table"
                 ))),
             },
-            Held::Ranks { common, share, .. } => {
+            Kept::Ranks { share, .. } => {
+                let common = &self.common;
                 let rank = comm.rank();
                 let part = share.partition(n);
                 let range = part.range(rank);
@@ -272,12 +249,9 @@ impl Held {
         scores: &mut [i8],
         observer: &dyn VerifyObserver,
     ) -> Result<VerifyReport, VerifyError> {
-        match self {
-            Held::Process {
-                common,
-                lower,
-                plans,
-            } => {
+        let common = &self.common;
+        match &mut self.kept {
+            Kept::Process { lower, plans } => {
                 let a = *common.opts.tiers.start();
                 let lower_scores = match plans[usize::from(n - a)] {
                     ExitPlan::Resident => {
@@ -298,11 +272,7 @@ impl Held {
                     observer,
                 )?)
             }
-            Held::Ranks {
-                common,
-                share,
-                config,
-            } => {
+            Kept::Ranks { share, config } => {
                 let t = Instant::now();
                 let index = TierIndex::new(n, IndexKind::Reachable);
                 let size = index.size();
@@ -395,17 +365,12 @@ impl Held {
             tier: n,
             why: why.to_string(),
         };
-        let (common, lower, plans) = match self {
-            Held::Process {
-                common,
-                lower,
-                plans,
-            } => (common, lower, plans),
-            Held::Ranks {
-                common,
-                share,
-                config,
-            } => return verify_distances_ranked(comm, common, share, config, n, scores, table),
+        let common = &self.common;
+        let (lower, plans) = match &mut self.kept {
+            Kept::Process { lower, plans } => (lower, plans),
+            Kept::Ranks { share, config } => {
+                return verify_distances_ranked(comm, common, share, config, n, scores, table)
+            }
         };
         let Some(table) = table else {
             return DistanceVerdict::Failed {
@@ -511,12 +476,12 @@ impl Held {
 
     /// Keeps this rank's scores of tier `n`, re-proved or trusted, for the tiers above.
     pub(super) fn keep(&mut self, n: u8, scores: Vec<i8>) -> Result<(), VerifyError> {
-        match self {
-            Held::Process { lower, .. } => {
+        match &mut self.kept {
+            Kept::Process { lower, .. } => {
                 lower.set(n, Some(scores));
                 Ok(())
             }
-            Held::Ranks { share, .. } => {
+            Kept::Ranks { share, .. } => {
                 let start = share.partition(n).range(share.rank()).start;
                 Ok(share.insert(n, LocalScores { start, scores })?)
             }

@@ -30,21 +30,17 @@ use crate::memory::{
 use crate::solve::partitioned::{solve_tier_ranked, RankLower};
 use crate::solve::{solve_tier_sliced, solve_tier_tuned, Spill, TierScores, Tuning, WINDOW_ALIGN};
 
-/// The lower tiers a rank keeps between tiers.
-pub(super) enum Held {
-    /// One process: memory-mapped side copies, in the scratch directory, of the tiers that a
-    /// later tier reads whole; a tier whose lower tiers do not fit reads them in slices
-    /// decoded from the tables ([`plan_tier`], made once per tier against the memory limit).
-    Process {
-        lower: LowerTiers,
-        scratch: PathBuf,
-        plans: Vec<Result<TierPlan, TierPlan>>,
-    },
-    /// One of several ranks: its share of every tier a later tier's captures reach.
-    Ranks {
-        share: LowerShare,
-        config: PartitionConfig,
-    },
+/// The lower tiers a generation keeps between tiers. One process keeps memory-mapped side
+/// copies, in the scratch directory, of the tiers that a later tier reads whole; a tier whose
+/// lower tiers do not fit reads them in slices decoded from the tables ([`Plans`]). One of
+/// several ranks keeps its share of every tier a later tier's captures reach.
+pub(super) type Held = crate::job::held::Held<Plans>;
+
+/// One process's plans: where its side copies go, and how each tier reads its lower tiers
+/// ([`plan_tier`], made once per tier against the memory limit; `Err`: it does not fit).
+pub(super) struct Plans {
+    scratch: PathBuf,
+    tiers: Vec<Result<TierPlan, TierPlan>>,
 }
 
 /// A tier just solved: whole in one process, or this rank's share with its distances:
@@ -230,10 +226,12 @@ impl Held {
         match placement.exchange() {
             None => Held::Process {
                 lower: LowerTiers::new(),
-                scratch: dir.scratch(),
-                plans: (0..=opts.max_seeds)
-                    .map(|t| plan_tier(&opts.rules, t, placement.limit(), opts.slice_bytes))
-                    .collect(),
+                plans: Plans {
+                    scratch: dir.scratch(),
+                    tiers: (0..=opts.max_seeds)
+                        .map(|t| plan_tier(&opts.rules, t, placement.limit(), opts.slice_bytes))
+                        .collect(),
+                },
             },
             // Each rank keeps its share as side copies in a scratch directory of its own.
             Some(config) => Held::Ranks {
@@ -252,7 +250,7 @@ impl Held {
     pub(super) fn reads_held(&self, m: u8) -> bool {
         match self {
             Held::Process { plans, .. } => {
-                plans[m as usize].is_ok_and(|p| p.exits == ExitPlan::Resident)
+                plans.tiers[m as usize].is_ok_and(|p| p.exits == ExitPlan::Resident)
             }
             Held::Ranks { .. } => true,
         }
@@ -261,7 +259,7 @@ impl Held {
     /// The scratch directory of this rank's side copies, if it keeps any.
     pub(super) fn scratch(&self) -> Option<PathBuf> {
         match self {
-            Held::Process { scratch, .. } => Some(scratch.clone()),
+            Held::Process { plans, .. } => Some(plans.scratch.clone()),
             Held::Ranks { share, .. } => share.scratch().map(Path::to_path_buf),
         }
     }
@@ -293,11 +291,11 @@ impl Held {
     ) -> Result<(), GenerateError> {
         let path = dir.tier_path(None, tier);
         match self {
-            Held::Process { lower, scratch, .. } => {
+            Held::Process { lower, plans } => {
                 if needed_later {
                     let table = Table::open(&path)?;
                     let scores = crate::dir::read::read_table(&table)?;
-                    side_copy(lower, dir, scratch, tier, &scores)?;
+                    side_copy(lower, dir, &plans.scratch, tier, &scores)?;
                 } else {
                     lower.push_absent();
                 }
@@ -316,24 +314,14 @@ impl Held {
         }
     }
 
-    /// Drops what is held of the tiers whose last reader is `done` (or below).
+    /// Drops what is held of the tiers whose last reader is `done` (or below): a tier no
+    /// later tier reads is never held.
     pub(super) fn drop_read(&mut self, last_reader: &[Option<u8>], done: u8) {
-        match self {
-            Held::Process { lower, .. } => {
-                for (t, last) in last_reader.iter().enumerate().take(lower.len()) {
-                    if last.is_some_and(|m| m <= done) && lower.holds(t as u8) {
-                        lower.set(t as u8, None);
-                    }
-                }
-            }
-            Held::Ranks { share, .. } => {
-                for (t, last) in last_reader.iter().enumerate() {
-                    if last.is_none_or(|m| m <= done) {
-                        share.remove(t as u8);
-                    }
-                }
-            }
-        }
+        self.drop_tiers(|t| {
+            last_reader
+                .get(usize::from(t))
+                .is_none_or(|last| last.is_none_or(|m| m <= done))
+        });
     }
 
     /// Whether the distances of tier `tier` will be kept out of core when it is solved under
@@ -344,16 +332,16 @@ impl Held {
         opts: &GenerateOptions,
         tier: u8,
     ) -> bool {
-        let Held::Process { plans, scratch, .. } = self else {
+        let Held::Process { plans, .. } = self else {
             return false;
         };
-        plans[tier as usize].is_ok_and(|plan| {
+        plans.tiers[tier as usize].is_ok_and(|plan| {
             let positions = super::written_entries(tier);
             distance_tuning(
                 &plan,
                 positions,
                 placement.limit(),
-                scratch,
+                &plans.scratch,
                 opts.distance_window,
             )
             .is_ok_and(|(tuning, _)| tuning.spill.is_some())
@@ -372,12 +360,8 @@ impl Held {
         let (comm, limit) = (placement.comm(), placement.limit());
         let positions = super::written_entries(tier);
         match self {
-            Held::Process {
-                lower,
-                plans,
-                scratch,
-            } => {
-                let plan = plans[tier as usize].map_err(|p| GenerateError::TooLarge {
+            Held::Process { lower, plans } => {
+                let plan = plans.tiers[tier as usize].map_err(|p| GenerateError::TooLarge {
                     tier,
                     positions,
                     needed: p.needed(),
@@ -410,7 +394,13 @@ impl Held {
                 // the propagation's (the lower tiers' pages released if need be): the lists
                 // get what it leaves.
                 let ((tuning, propagation), skipped) = if opts.distances {
-                    match distance_tuning(&plan, positions, limit, scratch, opts.distance_window) {
+                    match distance_tuning(
+                        &plan,
+                        positions,
+                        limit,
+                        &plans.scratch,
+                        opts.distance_window,
+                    ) {
                         Ok(t) => (t, None),
                         Err(why) => ((Tuning::default(), 0), Some(why)),
                     }
@@ -543,9 +533,9 @@ impl Held {
         needed_later: bool,
     ) -> Result<(), GenerateError> {
         match (self, solved) {
-            (Held::Process { lower, scratch, .. }, solved) => {
+            (Held::Process { lower, plans }, solved) => {
                 if needed_later {
-                    side_copy(lower, dir, scratch, tier, solved.scores())
+                    side_copy(lower, dir, &plans.scratch, tier, solved.scores())
                 } else {
                     lower.push_absent();
                     Ok(())
