@@ -169,10 +169,9 @@ fn apply_received(ctx: &Ctx<'_>, k: i16, updates: &[u64]) -> u64 {
 }
 
 /// Deep-verifies this rank's part of tier `n`: `scores` are the stored scores of its range
-/// of places of the tier's [`Partition`] (from `start`, in split order), and hold them again
-/// on return (those out of
-/// bounds clamped to `±(n + 1)`); `share` holds this rank's share of every lower tier a
-/// capture reaches, verified before. Returns this rank's counts; the tier passes when no
+/// of places of the tier's [`Partition`](crate::comm::Partition) (from `start`, in split
+/// order), and hold them again on return (those out of bounds clamped to `±(n + 1)`);
+/// `share` holds this rank's share of every lower tier a capture reaches, verified before. Returns this rank's counts; the tier passes when no
 /// rank has a mismatch. A collective: every rank calls it with its own range.
 ///
 /// # Errors
