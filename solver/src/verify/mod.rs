@@ -802,35 +802,52 @@ impl Ctx<'_> {
             waiting.clear();
             children.clear();
         };
+        self.level_candidates(k, start..start + len, |i| {
+            let b = self.cells[i].load(Ordering::Relaxed);
+            if b > stale && b <= stale + 6 {
+                self.cells[i].store(code(-k - 1), Ordering::Relaxed);
+            } else if b & !J == own {
+                let slot = waiting.len() as u8;
+                let p = unranker.unrank(i as u64);
+                p.for_each_move(self.rules, |mv| {
+                    if let Outcome::Continue { child, captured: 0 } = mv.outcome {
+                        let r = &self.cells[ranker.rank(&child, mv.house) as usize];
+                        prefetch(r);
+                        children.push((slot, r));
+                    }
+                });
+                waiting.push((i, b & J != 0));
+                if waiting.len() == SUB {
+                    flush(&mut waiting, &mut children);
+                }
+            }
+        });
+        flush(&mut waiting, &mut children);
+        justified
+    }
+
+    /// Calls `visit(i)`, in order, for the cells `i` of `range` that may hold a pending code
+    /// or `−k` at the start of level `k` (with or without `J`), and for no cell of a granule
+    /// whose level mask has neither level `k` nor `k + 1`: eight cells at a time, only the
+    /// bytes that may be such codes visited one by one. `visit` checks the cell itself (a
+    /// byte flagged need not be one); `range` starts at a multiple of [`LEVEL_GRANULE`].
+    ///
+    /// Only for a task's own range during the level starts (see [`Ctx::word_at`]).
+    #[inline]
+    fn level_candidates(
+        &self,
+        k: i16,
+        range: std::ops::Range<usize>,
+        mut visit: impl FnMut(usize),
+    ) {
+        debug_assert_eq!(range.start % LEVEL_GRANULE, 0, "{range:?}");
+        let own = code(-k);
         let wanted = 3u64 << k;
-        let end = start + len;
-        for g in (start..end).step_by(LEVEL_GRANULE) {
+        for g in range.clone().step_by(LEVEL_GRANULE) {
             if self.levels[g / LEVEL_GRANULE].load(Ordering::Relaxed) & wanted == 0 {
                 continue;
             }
-            let mut visit = |i: usize| {
-                let b = self.cells[i].load(Ordering::Relaxed);
-                if b > stale && b <= stale + 6 {
-                    self.cells[i].store(code(-k - 1), Ordering::Relaxed);
-                } else if b & !J == own {
-                    let slot = waiting.len() as u8;
-                    let p = unranker.unrank(i as u64);
-                    p.for_each_move(self.rules, |mv| {
-                        if let Outcome::Continue { child, captured: 0 } = mv.outcome {
-                            let r = &self.cells[ranker.rank(&child, mv.house) as usize];
-                            prefetch(r);
-                            children.push((slot, r));
-                        }
-                    });
-                    waiting.push((i, b & J != 0));
-                    if waiting.len() == SUB {
-                        flush(&mut waiting, &mut children);
-                    }
-                }
-            };
-            // Eight cells at a time: only the bytes that may be pending codes or `−k` are
-            // visited one by one.
-            let hi = end.min(g + LEVEL_GRANULE);
+            let hi = range.end.min(g + LEVEL_GRANULE);
             let mut i = g;
             while i < hi {
                 match self.word_at(i, hi) {
@@ -849,8 +866,6 @@ impl Ctx<'_> {
                 }
             }
         }
-        flush(&mut waiting, &mut children);
-        justified
     }
 
     /// The eight cells from `i` as one little-endian word, when they lie before `hi` and

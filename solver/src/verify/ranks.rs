@@ -446,7 +446,6 @@ fn verify_with(
         let t = Instant::now();
         let own = code(-k);
         let stale = pending_base(k + 1);
-        let wanted = 3u64 << k;
         let justified = AtomicU64::new(0);
         // The level's start: every −k position counts its in-tier children that are not
         // justified with a score of at least k, asking their owners.
@@ -471,46 +470,41 @@ fn verify_with(
                     }
                     near.clear();
                 };
-                for g in range.clone().step_by(LEVEL_GRANULE) {
-                    if ctx.levels[g / LEVEL_GRANULE].load(Ordering::Relaxed) & wanted == 0 {
-                        continue;
-                    }
-                    for i in g..range.end.min(g + LEVEL_GRANULE) {
-                        let b = ctx.cells[i].load(Ordering::Relaxed);
-                        if b > stale && b <= stale + 6 {
-                            ctx.cells[i].store(code(-k - 1), Ordering::Relaxed);
-                        } else if b & !J == own {
-                            let p = unranker.unrank(ctx.part.index_at(start + i as u64));
-                            let slot = waiting.len();
-                            let mut asked = 0u8;
-                            p.for_each_move(rules, |mv| {
-                                if let Outcome::Continue { child, captured: 0 } = mv.outcome {
-                                    let (word, owner) =
-                                        share.request_ranked(&child, &mut ranker, mv.house);
-                                    if owner == me {
-                                        let cell = &ctx.cells[local(start, word)];
-                                        prefetch(cell);
-                                        near.push((slot, cell));
-                                    } else {
-                                        asks.push(word, owner);
-                                        asked += 1;
-                                    }
+                ctx.level_candidates(k, range.clone(), |i| {
+                    let b = ctx.cells[i].load(Ordering::Relaxed);
+                    if b > stale && b <= stale + 6 {
+                        ctx.cells[i].store(code(-k - 1), Ordering::Relaxed);
+                    } else if b & !J == own {
+                        let p = unranker.unrank(ctx.part.index_at(start + i as u64));
+                        let slot = waiting.len();
+                        let mut asked = 0u8;
+                        p.for_each_move(rules, |mv| {
+                            if let Outcome::Continue { child, captured: 0 } = mv.outcome {
+                                let (word, owner) =
+                                    share.request_ranked(&child, &mut ranker, mv.house);
+                                if owner == me {
+                                    let cell = &ctx.cells[local(start, word)];
+                                    prefetch(cell);
+                                    near.push((slot, cell));
+                                } else {
+                                    asks.push(word, owner);
+                                    asked += 1;
                                 }
-                            });
-                            waiting.push(Waiting {
-                                at_place: i as u32,
-                                asked,
-                                exit: b & J != 0,
-                                counted: 0,
-                                at: false,
-                            });
-                            if waiting.len() - first == SUB {
-                                read(&mut waiting, &mut near);
-                                first = waiting.len();
                             }
+                        });
+                        waiting.push(Waiting {
+                            at_place: i as u32,
+                            asked,
+                            exit: b & J != 0,
+                            counted: 0,
+                            at: false,
+                        });
+                        if waiting.len() - first == SUB {
+                            read(&mut waiting, &mut near);
+                            first = waiting.len();
                         }
                     }
-                }
+                });
                 read(&mut waiting, &mut near);
                 (waiting, asks)
             },
