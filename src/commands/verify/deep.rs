@@ -143,8 +143,14 @@ fn verdict_json(v: &TierVerdict) -> Value {
 /// The line of a distance table's verdict.
 fn distance_line(v: &DistanceVerdict) -> String {
     match v {
-        DistanceVerdict::Proved { tier, max, windows } => format!(
-            "tier {tier:2}  OK      distances: each follows from its moves (longest {max} plies{})",
+        DistanceVerdict::Proved {
+            tier,
+            max,
+            windows,
+            seconds,
+        } => format!(
+            "tier {tier:2}  OK      distances: each follows from its moves (longest {max} plies{}) \
+             in {seconds:.2} s",
             if *windows > 1 {
                 format!("; read in {windows} windows")
             } else {
@@ -163,9 +169,14 @@ fn distance_line(v: &DistanceVerdict) -> String {
 /// The JSON of a distance table's verdict.
 fn distance_json(v: &DistanceVerdict) -> Value {
     match v {
-        DistanceVerdict::Proved { tier, max, windows } => {
-            json!({ "tier": tier, "status": "ok", "max": max, "windows": windows })
-        }
+        DistanceVerdict::Proved {
+            tier,
+            max,
+            windows,
+            seconds,
+        } => json!({
+            "tier": tier, "status": "ok", "max": max, "windows": windows, "seconds": seconds,
+        }),
         DistanceVerdict::Failed { tier, error } => {
             json!({ "tier": tier, "status": "failed", "reason": error })
         }

@@ -361,6 +361,7 @@ impl Held {
         scores: &[i8],
         table: Option<&Table>,
     ) -> DistanceVerdict {
+        let t = Instant::now();
         let skipped = |why: &str| DistanceVerdict::Skipped {
             tier: n,
             why: why.to_string(),
@@ -466,6 +467,7 @@ impl Held {
                 tier: n,
                 max: source.max.into_inner(),
                 windows,
+                seconds: t.elapsed().as_secs_f64(),
             },
             Err(e) => DistanceVerdict::Failed {
                 tier: n,
@@ -506,6 +508,7 @@ fn verify_distances_ranked(
     scores: &[i8],
     table: Option<&Table>,
 ) -> DistanceVerdict {
+    let t = Instant::now();
     let positions = scores.len() as u64;
     let size = TierIndex::new(n, IndexKind::Reachable).size();
     let range = share.partition(n).range(share.rank());
@@ -590,6 +593,7 @@ fn verify_distances_ranked(
             tier: n,
             max: u8::try_from(max).unwrap_or(u8::MAX),
             windows: 1,
+            seconds: t.elapsed().as_secs_f64(),
         };
     }
     // The message of the lowest rank that found the lowest index.

@@ -227,6 +227,8 @@ pub enum DistanceVerdict {
         /// Windows of the tier the distances were read in: 1 when held whole
         /// ([`check_distances_windowed`](crate::tier::check_distances_windowed)).
         windows: u64,
+        /// Seconds of the proof, reading the table included.
+        seconds: f64,
     },
     /// A distance does not follow, or the table cannot be read.
     Failed {
