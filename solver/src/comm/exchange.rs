@@ -1,11 +1,15 @@
 //! The exchange of updates between ranks, below the engines that use it: where a tier is
 //! solved or verified ([`Place`]: the whole tier in one process, or one rank's range of
-//! places), the updates of other ranks' positions queued until the next exchange
-//! ([`Outbox`]), and the bounded all-to-all exchanges that send them ([`Ranks::exchange`]).
-//! The solver (`solve/ranks.rs`) and the deep verifier (`verify/ranks.rs`) apply what they
-//! receive with their own cell transitions. One rank is one process: nothing is queued, and
-//! an exchange ends at once.
+//! places), the updates of other ranks' positions queued until they are sent ([`Outbox`]),
+//! and the two ways of sending them: posted to their owners as they come, each level ended
+//! when every rank is quiet ([`Ranks::until_quiet`], the levels' propagation), or in
+//! bounded all-to-all exchanges ([`Ranks::exchange`], where every rank must take part in
+//! step, as the distances' rounds do). The solver (`solve/ranks.rs`) and the deep verifier
+//! (`verify/ranks.rs`) apply what they receive with their own cell transitions. One rank is
+//! one process: nothing is queued, and a level ends at once.
 
+use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -16,6 +20,12 @@ use crate::prefetch::prefetch;
 
 /// Updates a task queues for one rank before it hands them to the outbox.
 const QUEUED: usize = 1024;
+
+/// Messages posted to one rank and not yet received before [`Ranks::until_quiet`] holds
+/// back the next (each at most `per_dest` updates: with the outbox and the message being
+/// applied, the four batches that [`exchange_memory`](crate::memory::exchange_memory)
+/// counts).
+const IN_FLIGHT: usize = 2;
 
 /// Received updates per parallel work item.
 pub(crate) const APPLY_CHUNK: usize = 1 << 12;
@@ -40,6 +50,9 @@ pub(crate) struct Ranks<'a> {
     outbox: Outbox,
     /// The most updates sent to one rank in one exchange.
     per_dest: usize,
+    /// Messages of a later phase ([`Ranks::until_quiet`]) that arrived before this rank
+    /// reached it, with their senders, in the order they arrived.
+    early: RefCell<VecDeque<(usize, Vec<u64>)>>,
 }
 
 impl<'a> Place<'a> {
@@ -67,6 +80,7 @@ impl<'a> Place<'a> {
                 comm,
                 outbox: Outbox::new(part.clone(), batch as u64),
                 per_dest: (batch / comm.size()).max(1),
+                early: RefCell::new(VecDeque::new()),
             }),
             part,
         }
@@ -110,15 +124,18 @@ impl<'a> Place<'a> {
 /// What a rank exchanged while solving a tier.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Exchanged {
-    /// Rounds with an exchange (the same on every rank).
+    /// Rounds with an exchange ([`Ranks::exchange`]) and waves that ended a phase
+    /// ([`Ranks::until_quiet`]): the same on every rank.
     pub rounds: u64,
-    /// All-to-all exchanges (the same on every rank).
+    /// All-to-all exchanges ([`Ranks::exchange`], the same on every rank) and messages of
+    /// updates posted ([`Ranks::until_quiet`], this rank's).
     pub exchanges: u64,
     /// Updates sent to other ranks.
     pub updates: u64,
     /// Updates received and applied.
     pub received: u64,
-    /// Seconds inside collective calls (transfer and waiting).
+    /// Seconds inside collective calls (transfer and waiting), and quiet, waiting for
+    /// messages or the end of a phase.
     pub comm_seconds: f64,
 }
 
@@ -204,6 +221,18 @@ impl Outbox {
         self.queued.fetch_add(n, Ordering::Relaxed);
     }
 
+    /// The updates queued for rank `d`, its bucket left empty.
+    fn take(&self, d: usize) -> Vec<u64> {
+        let taken = std::mem::take(&mut *self.buckets[d].lock().unwrap_or_else(|e| e.into_inner()));
+        self.queued.fetch_sub(taken.len() as u64, Ordering::Relaxed);
+        taken
+    }
+
+    /// Whether no update is queued.
+    fn is_empty(&self) -> bool {
+        self.queued.load(Ordering::Relaxed) == 0
+    }
+
     /// Every bucket's updates, the buckets left empty.
     fn drain(&self) -> Vec<Vec<u64>> {
         self.queued.store(0, Ordering::Relaxed);
@@ -257,6 +286,147 @@ impl Ranks<'_> {
         true
     }
 
+    /// Runs phase `phase` (1..=255, each phase of a tier its own) of the ranks' work to its
+    /// end without rounds: this rank posts its queued updates to their owners as soon as it
+    /// has them ([`Comm::post`]), applies every message of updates as it arrives
+    /// (`apply`, which may queue more), and does its own work in between (`local`, which
+    /// returns whether it found any), until every rank is quiet and no message is on its
+    /// way. Every rank calls it; the counts go to `exchanged` (`rounds`: the waves of the
+    /// detection below; `exchanges`: the messages posted; `comm_seconds`: the time spent
+    /// quiet, waiting).
+    ///
+    /// The end is found as Mattern's four counters find it: rank 0 sends waves; each rank
+    /// answers a wave once it is quiet (nothing of its own to do, nothing queued) with the
+    /// messages of updates it has posted and received in this phase; when two waves in a
+    /// row give the same totals, and as many received as posted, the phase is over (no rank
+    /// sent or received anything between its two answers, so at one moment all were quiet
+    /// with nothing on its way), and rank 0 tells the others. A message of a later phase
+    /// that arrives before this rank reaches that phase waits for it.
+    pub(crate) fn until_quiet(
+        &self,
+        phase: u8,
+        exchanged: &mut Exchanged,
+        mut apply: impl FnMut(&[u64]),
+        mut local: impl FnMut() -> bool,
+    ) {
+        let comm = self.comm;
+        let (me, size) = (comm.rank(), comm.size());
+        let phase = u64::from(phase);
+        let mut counts = Counts::default();
+        let mut waves = (me == 0).then(|| Waves::new(size));
+        // The wave this rank owes an answer.
+        let mut asked: Option<u64> = None;
+        loop {
+            let mut busy = self.post_queued(phase, &mut counts, exchanged);
+            while let Some((_, words)) = self.next_message(phase) {
+                let Some((&head, body)) = words.split_first() else {
+                    continue;
+                };
+                let n = head >> 16;
+                match head & 0xFF {
+                    DATA => {
+                        counts.received += 1;
+                        exchanged.received += body.len() as u64;
+                        apply(body);
+                        busy = true;
+                        self.post_queued(phase, &mut counts, exchanged);
+                    }
+                    WAVE => asked = Some(n),
+                    REPLY => {
+                        if let Some(w) = waves.as_mut() {
+                            w.answer(n, body);
+                        }
+                    }
+                    // DONE, from rank 0: the phase is over.
+                    _ => {
+                        exchanged.rounds += n;
+                        return;
+                    }
+                }
+            }
+            busy |= local();
+            if busy || !self.outbox.is_empty() {
+                continue;
+            }
+            // Quiet: answer the wave, or (rank 0) go on with the waves.
+            let t = Instant::now();
+            if let Some(w) = asked.take() {
+                comm.post(
+                    0,
+                    vec![header(REPLY, phase, w), counts.posted, counts.received],
+                );
+            }
+            if let Some(w) = waves.as_mut() {
+                match w.quiet(counts) {
+                    Wave::Over(n) => {
+                        for d in 1..size {
+                            comm.post(d, vec![header(DONE, phase, n)]);
+                        }
+                        exchanged.rounds += n;
+                        exchanged.comm_seconds += t.elapsed().as_secs_f64();
+                        return;
+                    }
+                    Wave::Start(n) => {
+                        for d in 1..size {
+                            comm.post(d, vec![header(WAVE, phase, n)]);
+                        }
+                    }
+                    Wave::Waiting => {}
+                }
+            }
+            std::thread::yield_now();
+            exchanged.comm_seconds += t.elapsed().as_secs_f64();
+        }
+    }
+
+    /// Posts the updates queued for each rank that has fewer than [`IN_FLIGHT`] of this
+    /// rank's messages on their way, in messages of at most `per_dest` updates. Returns
+    /// whether it posted any.
+    fn post_queued(&self, phase: u64, counts: &mut Counts, exchanged: &mut Exchanged) -> bool {
+        if self.outbox.is_empty() {
+            return false;
+        }
+        let mut posted = false;
+        for d in 0..self.comm.size() {
+            if d == self.comm.rank() || self.comm.in_flight(d) >= IN_FLIGHT {
+                continue;
+            }
+            let updates = self.outbox.take(d);
+            for part in updates.chunks(self.per_dest) {
+                let mut words = Vec::with_capacity(part.len() + 1);
+                words.push(header(DATA, phase, 0));
+                words.extend_from_slice(part);
+                self.comm.post(d, words);
+                counts.posted += 1;
+                exchanged.exchanges += 1;
+                exchanged.updates += part.len() as u64;
+                posted = true;
+            }
+        }
+        posted
+    }
+
+    /// The next message of phase `phase`: one that arrived early, or one just arrived;
+    /// messages of a later phase are kept for it.
+    fn next_message(&self, phase: u64) -> Option<(usize, Vec<u64>)> {
+        {
+            let mut early = self.early.borrow_mut();
+            if let Some(i) = early
+                .iter()
+                .position(|(_, w)| w.first().is_some_and(|&h| h >> 8 & 0xFF == phase))
+            {
+                return early.remove(i);
+            }
+        }
+        while let Some((src, words)) = self.comm.poll() {
+            if words.first().is_some_and(|&h| h >> 8 & 0xFF == phase) {
+                return Some((src, words));
+            }
+            self.early.borrow_mut().push_back((src, words));
+        }
+        None
+    }
+
     /// The largest of the ranks' `value`s, on every rank. A collective.
     pub(crate) fn max(&self, value: u64) -> u64 {
         self.comm.all_reduce_max(value)
@@ -276,6 +446,98 @@ impl Ranks<'_> {
         bytes: u64,
     ) -> Result<T, AllocError> {
         crate::comm::agree_arrays(self.comm, arrays, n, what, positions, bytes)
+    }
+}
+
+/// The kinds of the messages of [`Ranks::until_quiet`], in the low byte of a message's
+/// first word (its header); the phase is in the next byte, and a number (a wave's, or the
+/// waves made) above them.
+const DATA: u64 = 0;
+/// Rank 0 asks for the counts of a wave.
+const WAVE: u64 = 1;
+/// A rank's counts for a wave: the messages of updates it posted and received.
+const REPLY: u64 = 2;
+/// The phase is over.
+const DONE: u64 = 3;
+
+/// The header of a message of kind `kind` in phase `phase` with the number `n`.
+fn header(kind: u64, phase: u64, n: u64) -> u64 {
+    kind | phase << 8 | n << 16
+}
+
+/// A rank's messages of updates in one phase of [`Ranks::until_quiet`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Counts {
+    posted: u64,
+    received: u64,
+}
+
+/// What rank 0 does next in the detection of the end of a phase.
+#[derive(Debug, PartialEq, Eq)]
+enum Wave {
+    /// Send the wave of this number.
+    Start(u64),
+    /// Wait for the answers.
+    Waiting,
+    /// The phase is over, after this many waves.
+    Over(u64),
+}
+
+/// Rank 0's waves ([`Ranks::until_quiet`]).
+struct Waves {
+    size: usize,
+    /// The current wave's number (0 before the first).
+    wave: u64,
+    /// Answers to the current wave, rank 0's own included; `None` when no wave is out.
+    answers: Option<usize>,
+    /// The totals of the current wave so far.
+    totals: Counts,
+    /// The totals of the last complete wave.
+    last: Option<Counts>,
+}
+
+impl Waves {
+    fn new(size: usize) -> Self {
+        Waves {
+            size,
+            wave: 0,
+            answers: None,
+            totals: Counts::default(),
+            last: None,
+        }
+    }
+
+    /// Rank 0 is quiet with `own` counts: a wave to send, the phase over, or nothing to do
+    /// but wait for the answers.
+    fn quiet(&mut self, own: Counts) -> Wave {
+        if let Some(answers) = self.answers {
+            if answers < self.size {
+                return Wave::Waiting;
+            }
+            let totals = self.totals;
+            if totals.posted == totals.received && self.last == Some(totals) {
+                return Wave::Over(self.wave);
+            }
+            self.last = Some(totals);
+        }
+        self.wave += 1;
+        self.totals = own;
+        self.answers = Some(1);
+        if self.size == 1 {
+            return self.quiet(own);
+        }
+        Wave::Start(self.wave)
+    }
+
+    /// Another rank's answer `body` (posted, received) to wave `n`.
+    fn answer(&mut self, n: u64, body: &[u64]) {
+        if let (Some(answers), [posted, received]) = (self.answers.as_mut(), body) {
+            if n == self.wave {
+                *answers += 1;
+                self.totals.posted += posted;
+                self.totals.received += received;
+            }
+        }
     }
 }
 

@@ -5,8 +5,9 @@
 //! exchange of the engines' updates between ranks (`exchange.rs`); and the agreement of the
 //! ranks on their arrays (`arrays.rs`).
 //!
-//! Every method is a *collective*: all ranks call it, in the same order, from their main
-//! thread (never from inside a rayon job).
+//! Every method but [`Comm::post`], [`Comm::poll`] and [`Comm::in_flight`] is a
+//! *collective*: all ranks call it, in the same order, from their main thread (never from
+//! inside a rayon job). Those three are point to point, also from the main thread only.
 
 mod arrays;
 pub(crate) mod exchange;
@@ -20,6 +21,7 @@ pub(crate) use arrays::agree_arrays;
 pub use mpi::MpiComm;
 pub use partition::{LocalScores, Partition, PartitionConfig, Piece, PlaceCursor, PARTITION_ALIGN};
 
+use std::collections::VecDeque;
 use std::sync::{Arc, Barrier, Mutex};
 
 /// A group of ranks that exchange data collectively.
@@ -49,6 +51,19 @@ pub trait Comm {
 
     /// Waits until every rank has reached the barrier.
     fn barrier(&self);
+
+    /// Sends `words` to rank `dest` (another rank) without waiting for it to receive them:
+    /// point to point, not a collective. Messages from one rank to another arrive in the
+    /// order they were posted.
+    fn post(&self, dest: usize, words: Vec<u64>);
+
+    /// A message posted to this rank ([`Comm::post`]) that has arrived, with its sender, or
+    /// `None` when none is waiting. Never waits.
+    fn poll(&self) -> Option<(usize, Vec<u64>)>;
+
+    /// Messages this rank posted to `dest` that it has not yet seen received (the
+    /// transport may hold them in the sender's memory until then).
+    fn in_flight(&self, dest: usize) -> usize;
 
     /// Gathers every rank's bytes on rank 0: `Some(parts)` there (`parts[s]` from rank `s`),
     /// `None` on the other ranks. Built on [`Comm::exchange`].
@@ -154,6 +169,18 @@ impl Comm for LocalComm {
     }
 
     fn barrier(&self) {}
+
+    fn post(&self, dest: usize, _words: Vec<u64>) {
+        unreachable!("one process posts to no other rank (rank {dest})")
+    }
+
+    fn poll(&self) -> Option<(usize, Vec<u64>)> {
+        None
+    }
+
+    fn in_flight(&self, _dest: usize) -> usize {
+        0
+    }
 }
 
 /// The state the simulated ranks share.
@@ -164,7 +191,12 @@ struct Shared {
     mail: Mutex<Vec<Vec<u64>>>,
     /// One value per rank for the current reduction.
     values: Mutex<Vec<u64>>,
+    /// `posted[dst]`: the messages posted to `dst` and not yet polled, with their senders.
+    posted: Vec<Mutex<Mailbox>>,
 }
+
+/// The messages posted to one simulated rank and not yet polled, with their senders.
+type Mailbox = VecDeque<(usize, Vec<u64>)>;
 
 /// `N` simulated ranks as threads of one process, for tests and measurements: each rank
 /// holds its own `ThreadComm` and runs on its own thread (see [`ThreadComm::run`]).
@@ -185,6 +217,7 @@ impl ThreadComm {
             barrier: Barrier::new(size),
             mail: Mutex::new(vec![Vec::new(); size * size]),
             values: Mutex::new(vec![0; size]),
+            posted: (0..size).map(|_| Mutex::new(VecDeque::new())).collect(),
         });
         (0..size)
             .map(|rank| ThreadComm {
@@ -276,6 +309,19 @@ impl Comm for ThreadComm {
     fn barrier(&self) {
         self.shared.barrier.wait();
     }
+
+    fn post(&self, dest: usize, words: Vec<u64>) {
+        lock(&self.shared.posted[dest]).push_back((self.rank, words));
+    }
+
+    fn poll(&self) -> Option<(usize, Vec<u64>)> {
+        lock(&self.shared.posted[self.rank]).pop_front()
+    }
+
+    /// A message is in the receiver's queue once posted: none is held back.
+    fn in_flight(&self, _dest: usize) -> usize {
+        0
+    }
 }
 
 #[cfg(test)]
@@ -301,9 +347,24 @@ mod tests {
             let all = c.all_gather_bytes(&[r as u8; 3]);
             let gathered = c.gather_bytes(&[r as u8]);
             c.barrier();
-            (got, sum, max, all, gathered)
+            c.post((c.rank() + 1) % 3, vec![r, r + 100]);
+            c.post((c.rank() + 1) % 3, vec![r + 200]);
+            c.barrier();
+            let mut polled = Vec::new();
+            while let Some(m) = c.poll() {
+                polled.push(m);
+            }
+            (got, sum, max, all, gathered, polled)
         });
-        for (r, (got, sum, max, all, gathered)) in out.into_iter().enumerate() {
+        for (r, (got, sum, max, all, gathered, polled)) in out.into_iter().enumerate() {
+            let from = (r as u64 + 2) % 3;
+            assert_eq!(
+                polled,
+                vec![
+                    (from as usize, vec![from, from + 100]),
+                    (from as usize, vec![from + 200])
+                ]
+            );
             let want: Vec<Vec<u64>> = (0..3).map(|s| vec![s * 10 + r as u64]).collect();
             assert_eq!(got, want);
             assert_eq!(sum, 6);

@@ -36,9 +36,10 @@ pub struct PartitionStats {
     pub finite: u64,
     /// Owned positions scored 0 by endless play.
     pub endless: u64,
-    /// Propagation rounds with an exchange (the same on every rank).
+    /// The waves that found the ends of the levels, and with distances the rounds of
+    /// exchanges (the same on every rank).
     pub rounds: u64,
-    /// All-to-all exchanges (the same on every rank).
+    /// Messages of updates this rank posted, and with distances the all-to-all exchanges.
     pub exchanges: u64,
     /// Updates sent to other ranks.
     pub updates_remote: u64,

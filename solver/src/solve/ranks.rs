@@ -2,16 +2,17 @@
 //! the tier ([`Partition`](crate::comm::Partition)) in the arrays of the one-process solver, indexed from its first
 //! place, and runs the same levels, scans, work stacks and sweeps on them. An update whose parent
 //! this rank holds is applied in place, depth first, as in one process; one whose parent
-//! another rank holds is queued for it ([`Outbox`](crate::comm::exchange::Outbox)). After each level's local part, the
-//! ranks exchange the queued updates all-to-all and apply what they receive, which may
-//! decide positions, propagated at once, and queue more: until no rank has an update
-//! queued or a position in its frontier (one reduction per exchange, the updates of a
-//! round all applied within it). One rank is one process: nothing is queued, and the
-//! exchange ends at once.
+//! another rank holds is queued for it ([`Outbox`](crate::comm::exchange::Outbox)). Once a
+//! level's local part is done, the rank posts its queued updates to their owners as soon
+//! as it has them, applies each message it receives as it arrives (which may decide
+//! positions, propagated at once, and queue more) and sweeps its frontier in between, until
+//! every rank is quiet with nothing on its way ([`Ranks::until_quiet`]: no rounds, the end
+//! found by waves of counts). One rank is one process: nothing is queued, and the level
+//! ends at once.
 //!
 //! The updates queued may fill their room (`Outbox::full`): the propagation then leaves
-//! the positions it has not taken to the frontier bits, and the sweeps stop, until the next
-//! exchange has sent them.
+//! the positions it has not taken to the frontier bits, and the sweeps stop, until they are
+//! posted.
 
 use std::sync::atomic::Ordering;
 
@@ -22,11 +23,11 @@ use crate::comm::exchange::{for_each_update, Exchanged, Ranks, APPLY_CHUNK};
 use crate::progress::Progress;
 
 impl Ranks<'_> {
-    /// The exchanges that end level `k` once this rank's local part of it is done: the
-    /// queued updates sent, those received applied (and the positions they decide
-    /// propagated, in place or queued again), the frontier swept, until no rank has an
-    /// update queued or a position in its frontier. Every rank calls it; the counts go to
-    /// `exchanged` and the sweeps made to `sweeps`.
+    /// What ends level `k` once this rank's local part of it is done: the queued updates
+    /// posted to their owners as they come, those received applied as they arrive (and the
+    /// positions they decide propagated, in place or queued again), the frontier swept,
+    /// until every rank is quiet with no update on its way ([`Ranks::until_quiet`]). Every
+    /// rank calls it; the counts go to `exchanged` and the sweeps made to `sweeps`.
     pub(super) fn exchange_level(
         &self,
         ctx: &Ctx<'_>,
@@ -35,12 +36,20 @@ impl Ranks<'_> {
         exchanged: &mut Exchanged,
         sweeps_made: &mut u64,
     ) {
-        // Marks left by sweeps that stopped on a full outbox are work left.
-        while self.exchange(ctx.marked.load(Ordering::Relaxed), exchanged, |updates| {
-            progress.advance(apply_received(ctx, k, updates));
-        }) {
-            *sweeps_made += sweeps(ctx, k, progress);
-        }
+        self.until_quiet(
+            k.unsigned_abs(),
+            exchanged,
+            |updates| progress.advance(apply_received(ctx, k, updates)),
+            // Marks left by sweeps that stopped on a full outbox, or by received updates,
+            // are work left.
+            || {
+                if !ctx.marked.load(Ordering::Relaxed) {
+                    return false;
+                }
+                *sweeps_made += sweeps(ctx, k, progress);
+                true
+            },
+        );
     }
 }
 

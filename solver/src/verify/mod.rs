@@ -349,9 +349,11 @@ pub struct VerifyPhases {
 pub struct RankExchanges {
     /// The number of ranks.
     pub ranks: usize,
-    /// Rounds of the justification's exchanges (the same on every rank).
+    /// The waves that found the ends of the justification's levels and the rounds of its
+    /// other exchanges (the same on every rank).
     pub rounds: u64,
-    /// All-to-all exchanges, of updates and of look-ups (the same on every rank).
+    /// Messages of updates rank 0 posted, and all-to-all exchanges of updates and of
+    /// look-ups.
     pub exchanges: u64,
     /// Updates of other ranks' positions this rank sent.
     pub updates: u64,

@@ -11,9 +11,9 @@
 //!   this rank holds read at once, the others asked of their owners.
 //! - The positions justified during a level act on their parents as in one process (the
 //!   verifier's sweeps and work stacks, `Ctx::propagate`): a parent this rank holds at once,
-//!   depth first; one another rank holds queued for it, and sent in the exchanges that end
-//!   the level's local part (`comm/exchange.rs`), whose receivers act on them the same way,
-//!   until no rank has an update queued or a frontier left. After the levels, the negative
+//!   depth first; one another rank holds queued for it and posted to it as it comes
+//!   (`Ranks::until_quiet`, `comm/exchange.rs`), whose receivers act on them the same way as
+//!   they arrive, until every rank is quiet with nothing on its way. After the levels, the negative
 //!   positions left unjustified send their scores to their parents' owners.
 //!
 //! The answers a level's start reads do not change while it runs (only `−k` positions
@@ -541,18 +541,22 @@ fn verify_with(
         let swept = Instant::now();
         phases.start_seconds += (swept - t).as_secs_f64();
         // The frontier acts on its parents: those this rank holds at once, depth first, as
-        // in one process; the others' through the exchanges, until no rank has an update
-        // queued or a frontier left.
+        // in one process; the others' posted to their owners and applied there as they
+        // arrive, until every rank is quiet with no update on its way.
         phases.sweeps += ctx.sweeps::<true>(k, progress);
-        while exchange.exchange(
-            ctx.left.swap(false, Ordering::Relaxed),
+        let level = u8::try_from(k).unwrap_or_else(|_| unreachable!("level {k}"));
+        exchange.until_quiet(
+            level,
             &mut exchanged,
-            |u| {
-                progress.advance(apply_received(&ctx, k, u));
+            |u| progress.advance(apply_received(&ctx, k, u)),
+            || {
+                if !ctx.left.load(Ordering::Relaxed) {
+                    return false;
+                }
+                phases.sweeps += ctx.sweeps::<true>(k, progress);
+                true
             },
-        ) {
-            phases.sweeps += ctx.sweeps::<true>(k, progress);
-        }
+        );
         phases.sweep_seconds += swept.elapsed().as_secs_f64();
     }
     // The negative scores left unjustified complete the local check of their parents (the
