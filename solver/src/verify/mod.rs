@@ -964,7 +964,9 @@ impl Ctx<'_> {
                     if stack.len() < self.limits.stack {
                         stack.push((r, -v, q));
                     } else {
-                        Self::set(self.bits, r as usize);
+                        // Noted as work left too: over several ranks, a quiet rank sweeps
+                        // only when some is (`Ranks::until_quiet`).
+                        self.leave(r);
                     }
                 }
             }
