@@ -416,8 +416,11 @@ impl Held {
             }
             w
         };
-        let in_use = beside + if whole { positions } else { 3 * window };
-        // The largest slice the memory leaves, or the one asked for.
+        // The largest slice the memory leaves, or the one asked for. Read in windows, the
+        // captures' slices are swept (`keeping_captures`) and dropped before the first window
+        // is read: they may take all the room the windows take later, not what those leave
+        // (a least slice then, up to 64 sweeps of the tier's moves).
+        let in_use = beside + if whole { positions } else { 0 };
         let slice_bytes = (common.available.saturating_sub(in_use)
             + least_slice(window_bytes(&rules, n)))
         .min(common.opts.slice_bytes.unwrap_or(u64::MAX))
