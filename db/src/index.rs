@@ -453,6 +453,18 @@ impl TierIndex {
         (ra, nb, self.t.off12[self.kind as usize][n][m] + rb)
     }
 
+    /// The indices of the positions whose mover holds `m` seeds (houses 0..6): the index
+    /// orders a tier by that count first, one block of consecutive indices per count. Empty
+    /// when `m` is over the tier.
+    pub fn mover_block(&self, m: u8) -> std::ops::Range<u64> {
+        if m > self.n {
+            let size = self.size();
+            return size..size;
+        }
+        let row = &self.t.off12[self.kind as usize][usize::from(self.n)];
+        row[usize::from(m)]..row[usize::from(m) + 1]
+    }
+
     /// The position with index `i`.
     ///
     /// # Panics
@@ -848,6 +860,28 @@ mod tests {
         // Over all tiers; without tier 47 and with the start position this is Romein and
         // Bal's 889,063,398,406 (`db/tests/counts.rs`, docs/DESIGN.md).
         assert_eq!(reach_total, 1_056_351_956_205);
+    }
+
+    /// Each position's index lies in the block of its mover's seed count, and the blocks
+    /// tile the tier in order.
+    #[test]
+    fn mover_blocks_hold_their_positions() {
+        for kind in [IndexKind::Dense, IndexKind::Reachable] {
+            for n in 0..=9u8 {
+                let idx = TierIndex::new(n, kind);
+                let mut end = 0;
+                for m in 0..=n {
+                    let b = idx.mover_block(m);
+                    assert_eq!(b.start, end, "{kind:?} tier {n} block {m}");
+                    end = b.end;
+                }
+                assert_eq!(end, idx.size());
+                assert!(idx.mover_block(n + 1).is_empty());
+                for (i, p) in idx.positions().enumerate() {
+                    assert!(idx.mover_block(p.mover_seeds()).contains(&(i as u64)));
+                }
+            }
+        }
     }
 
     #[test]
