@@ -560,7 +560,9 @@ impl Equations<'_> {
     /// The steps of `p` (nonzero score `s`; `i` its bit in [`Captures::Marked`]): its exits
     /// when `exits` (a capture or an end worth `s`, step 0), and its keeping moves that stay
     /// in the tier whose child's score and distance `child` gives (by the child's index;
-    /// `None`: not looked at now, skipped).
+    /// `None`: not looked at now, skipped). A child whose mover holds `m` seeds is looked at
+    /// only when bit `m` of `blocks` is set (see [`blocks_within`]): the others are skipped
+    /// unranked.
     #[inline]
     pub(crate) fn steps(
         &self,
@@ -568,6 +570,7 @@ impl Equations<'_> {
         p: &Position,
         s: i8,
         exits: bool,
+        blocks: u64,
         child: impl Fn(usize) -> Option<(i8, u8)>,
     ) -> Steps {
         let mut best: Option<u16> = match self.captures {
@@ -585,6 +588,9 @@ impl Equations<'_> {
                     child: c,
                     captured: 0,
                 } => {
+                    if blocks >> c.mover_seeds() & 1 == 0 {
+                        return;
+                    }
                     let c = self.index.rank_unchecked(&c) as usize;
                     match child(c) {
                         Some((t, _)) if -t != s => return,
@@ -616,6 +622,20 @@ impl Equations<'_> {
         });
         Steps { best, any, broken }
     }
+}
+
+/// The mover seed counts `m` of tier `index` whose block of indices
+/// ([`TierIndex::mover_block`]) meets `range`, as bit `m` of a word: the only children a
+/// window of distances over `range` can hold.
+pub(crate) fn blocks_within(index: &TierIndex, range: &std::ops::Range<u64>) -> u64 {
+    (0..=index.tier()).fold(0, |bits, m| {
+        let b = index.mover_block(m);
+        if b.start < range.end && range.start < b.end {
+            bits | 1 << m
+        } else {
+            bits
+        }
+    })
 }
 
 /// `best` with `step` taken in, for a position of score `s`: the least for a favoured one,
@@ -657,7 +677,10 @@ fn expected_distance(
     if s == 0 {
         return None;
     }
-    expected_of(eq.steps(i, p, s, true, |c| Some((scores[c], dist[c]))), s)
+    expected_of(
+        eq.steps(i, p, s, true, u64::MAX, |c| Some((scores[c], dist[c]))),
+        s,
+    )
 }
 
 /// What the first sweep learns of a position's moves.

@@ -14,8 +14,8 @@ use oware_db::Rules;
 use rayon::prelude::*;
 
 use super::{
-    expected_of, keeping_captures, merge, tier_index, verdict, Captures, DistanceError, Equations,
-    Steps, CHUNK,
+    blocks_within, expected_of, keeping_captures, merge, tier_index, verdict, Captures,
+    DistanceError, Equations, Steps, CHUNK,
 };
 use crate::lower::slice::ScoreSource;
 use crate::lower::LowerTiers;
@@ -134,6 +134,7 @@ fn check_range(
             let window = Window {
                 positions: wp.clone(),
                 scores: ws,
+                blocks: blocks_within(&index, &wc),
                 children: wc,
                 child_scores: cs,
                 child_dist: &child_dist,
@@ -191,6 +192,8 @@ struct Window<'a> {
     scores: &'a [i8],
     /// The children's indices, their scores and distances.
     children: Range<u64>,
+    /// The mover seed counts whose blocks meet `children` ([`blocks_within`]).
+    blocks: u64,
     child_scores: &'a [i8],
     child_dist: &'a [u8],
 }
@@ -199,6 +202,7 @@ struct Window<'a> {
 /// its children, and their exits when `exits`. Returns the lowest position whose
 /// disfavoured score met a keeping child there without a distance.
 fn fold(eq: &Equations<'_>, w: &Window<'_>, exits: bool, folded: &mut [u8]) -> Option<u64> {
+    let n = eq.index.tier();
     folded
         .par_chunks_mut(CHUNK)
         .enumerate()
@@ -209,11 +213,15 @@ fn fold(eq: &Equations<'_>, w: &Window<'_>, exits: bool, folded: &mut [u8]) -> O
             for (k, p) in cursor.enumerate() {
                 let i = start + k as u64;
                 let s = w.scores[(i - w.positions.start) as usize];
-                if s == 0 {
+                // A move that stays in the tier leaves the opponent's seeds to the child's
+                // mover and may sow more: a child's mover holds at least the parent's
+                // opponent's seeds. Without exits to fold, a position none of whose children
+                // can be in the window is skipped.
+                if s == 0 || (!exits && w.blocks >> (n - p.mover_seeds()) == 0) {
                     continue;
                 }
                 let bit = i as usize;
-                let steps = eq.steps(bit, &p, s, exits, |child| {
+                let steps = eq.steps(bit, &p, s, exits, w.blocks, |child| {
                     let at = (child as u64).wrapping_sub(w.children.start) as usize;
                     Some((*w.child_scores.get(at)?, *w.child_dist.get(at)?))
                 });
